@@ -264,7 +264,9 @@ Status BuildAll(Builder& b) {
     ext.compare[7] = std::byte{1};
     ext.swap[7] = std::byte{2};
     cas.extension = ext;
-    UET_RETURN_IF_ERROR(b.Add("RUD + SES ATOMIC CSWAP", Request(1008, kStd), cas, 0));
+    auto req = Request(1008, kStd);
+    req.cc = pds::RequestCcState{1, 4096};
+    UET_RETURN_IF_ERROR(b.Add("RUD_CC + SES ATOMIC CSWAP", req, cas, 0));
   }
   {
     auto rdv = Standard(ses::RequestOpcode::kRendezvousSend, 7, 1 << 20);
@@ -283,8 +285,10 @@ Status BuildAll(Builder& b) {
     small.header.common = Common(ses::RequestOpcode::kWrite, true, true);
     small.header.request_length = 16;
     small.header.buffer_offset = 0x2000;
-    UET_RETURN_IF_ERROR(b.Add("RUD + SES small request (WRITE)",
-                              Request(1010, NextHeader::kSesSmallRequest), small, 16));
+    UET_RETURN_IF_ERROR(b.Add("ROD + SES small request (WRITE)",
+                              Request(1010, NextHeader::kSesSmallRequest, false,
+                                      pds::DeliveryMode::kRod),
+                              small, 16));
     ses::MediumRequestHeaders medium;
     medium.header.common = Common(ses::RequestOpcode::kSend, true, true);
     medium.header.common.flags.header_data_present = true;
