@@ -26,7 +26,10 @@ IpAddress IpAddress::V6(const std::array<uint8_t, 16>& bytes) {
 }
 
 std::optional<IpAddress> IpAddress::Parse(std::string_view text) {
-  if (text.size() >= INET6_ADDRSTRLEN) return std::nullopt;
+  // inet_pton stops at a NUL: "1.2.3.4\0junk" must not pass as 1.2.3.4.
+  if (text.size() >= INET6_ADDRSTRLEN || text.find('\0') != std::string_view::npos) {
+    return std::nullopt;
+  }
   char buf[INET6_ADDRSTRLEN] = {};
   std::memcpy(buf, text.data(), text.size());
   std::array<uint8_t, 16> bytes{};

@@ -31,6 +31,7 @@ TEST(IpAddress, RejectsGarbage) {
   EXPECT_FALSE(IpAddress::Parse("1.2.3").has_value());
   EXPECT_FALSE(IpAddress::Parse("256.0.0.1").has_value());
   EXPECT_FALSE(IpAddress::Parse(std::string(100, '1')).has_value());
+  EXPECT_FALSE(IpAddress::Parse(std::string("1.2.3.4\0junk", 12)).has_value());
 }
 
 }  // namespace
