@@ -1,10 +1,11 @@
-// PDS prologue: the first 16 bits of every PDS header (spec §3.5.10).
+// PDS prologue: the first 16 bits of every PDS header (protocol-facts §2.1).
 //
 //   bits 15..11  type      (5)
 //   bits 10..7   next_hdr  (4)  -- ctl_type for control packets
-//   bits  6..0   flags     (7)  -- meaning depends on type
+//   bits  6..0   flags     (7)  -- meaning depends on type (pds/flags.h)
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "pds/types.h"
@@ -35,7 +36,25 @@ struct Prologue {
   friend bool operator==(const Prologue&, const Prologue&) = default;
 };
 
-// Reads the type of the PDS header at the front of `bytes` without consuming it.
+// Writes `p` as the first two bytes of a header (width-checked).
+Status WritePrologue(ByteWriter& w, const Prologue& p, const char* context);
+
+// Reads the prologue at the front of a claimed header window and checks that
+// its type is `expected` (else kInvalidValue "<context>: invalid type T").
+Result<Prologue> ReadPrologue(ByteReader& h, PdsType expected, const char* context);
+
+// Looks at the prologue at the front of `r` without consuming it. Fewer than two
+// bytes: "<context>: truncated at byte X of <header_size>".
+Result<Prologue> PeekPrologue(const ByteReader& r, const char* context, size_t header_size);
+
+// Reads the type of the PDS header at the front of `r` without consuming it.
+// Types 0 and 15-31: kUnknownType "pds: unknown type 15". Type 1 (TSS) is
+// returned as PdsType::kTss; ParsePdsHeader rejects it.
 Result<PdsType> PeekPdsType(const ByteReader& r);
+
+// next_hdr 7-15: kUnknownType "<context>: unknown next_hdr 7". Used by parsers
+// (Decode) and serializers (Check) alike, so both refuse the same values.
+Result<NextHeader> DecodeNextHeader(uint8_t value, const char* context);
+Status CheckNextHeader(NextHeader n, const char* context);
 
 }  // namespace uet::pds

@@ -86,4 +86,28 @@ enum class NackCode : uint8_t {
 bool IsKnownNackCode(uint8_t v);
 const char* NackCodeName(NackCode c);
 
+// Delivery mode of a PDC-based request: RUD (types 2/13) or ROD (types 3/14).
+enum class DeliveryMode : uint8_t {
+  kRud = 0,
+  kRod = 1,
+};
+const char* DeliveryModeName(DeliveryMode m);
+
+// ACK flag REQ (2 bits): what the ACK asks the initiator to send next. 3 is reserved.
+enum class AckRequest : uint8_t {
+  kNone = 0,
+  kClear = 1,
+  kClose = 2,
+};
+inline constexpr bool IsKnownAckRequest(uint8_t v) { return v <= 2; }
+const char* AckRequestName(AckRequest r);
+
+// ACK_CC `cc_type` (4 bits): which layout `ack_cc_state` has. 2-15 unknown.
+enum class CcType : uint8_t {
+  kNscc = 0,
+  kCredit = 1,
+};
+inline constexpr bool IsKnownCcType(uint8_t v) { return v <= 1; }
+const char* CcTypeName(CcType c);
+
 }  // namespace uet::pds
