@@ -8,16 +8,6 @@ namespace {
 
 using namespace uet::pds;
 
-std::string Hex(std::span<const std::byte> bytes) {
-  std::string out;
-  char b[3];
-  for (auto byte : bytes) {
-    std::snprintf(b, sizeof b, "%02x", std::to_integer<unsigned>(byte));
-    out += b;
-  }
-  return out;
-}
-
 void Title(const PdsHeader& h, size_t size, Description& d) {
   const PdsType t = PdsHeaderType(h);
   d.Open(std::string("PDS ") + PdsTypeName(t) + " (type " +
@@ -159,14 +149,14 @@ void DescribePds(const PdsHeader& header, Description& d) {
           DescribeAck(h.ack, d);
           d.Field("ccx_type", h.ccx_type);
           DescribeAckExtension(h.ack, h.ext, d);
-          d.Field("ccx_state", Hex(h.ccx_state));
+          d.Field("ccx_state", HexBytes(h.ccx_state));
         } else if constexpr (std::is_same_v<T, Nack>) {
           DescribeNack(h, d);
         } else if constexpr (std::is_same_v<T, NackCcx>) {
           DescribeNack(h.nack, d);
           d.Field("nccx_type", h.nccx_type);
           d.Field("nccx_state_head", h.nccx_state_head);
-          d.Field("nccx_state", Hex(h.nccx_state));
+          d.Field("nccx_state", HexBytes(h.nccx_state));
         } else if constexpr (std::is_same_v<T, ControlPacket>) {
           d.Coded("ctl_type", ControlTypeName(h.ctl_type), static_cast<unsigned>(h.ctl_type));
           d.Flag("is_rod", h.is_rod);

@@ -40,13 +40,7 @@ void DescribeExtension(const RequestExtension& ext, Description& d) {
     d.Flag("cpu_coherent", a.cpu_coherent);
   };
   auto operand = [&](const char* name, const CompareSwapExtension::Operand& o) {
-    std::string hex;
-    char b[3];
-    for (auto byte : o) {
-      std::snprintf(b, sizeof b, "%02x", std::to_integer<unsigned>(byte));
-      hex += b;
-    }
-    d.Field(name, hex);
+    d.Field(name, HexBytes(o));
   };
   std::visit(
       [&](const auto& e) {

@@ -56,6 +56,16 @@ void Description::Coded(std::string_view name, std::string_view value_name, uint
   Field(name, std::string(value_name) + " (" + std::to_string(value) + ")");
 }
 
+std::string HexBytes(std::span<const std::byte> bytes) {
+  std::string out;
+  char b[3];
+  for (auto byte : bytes) {
+    std::snprintf(b, sizeof b, "%02x", std::to_integer<unsigned>(byte));
+    out += b;
+  }
+  return out;
+}
+
 std::string_view Short(std::string_view spec_name) {
   constexpr std::string_view kPrefix = "UET_";
   if (spec_name.substr(0, kPrefix.size()) == kPrefix) spec_name.remove_prefix(kPrefix.size());

@@ -2,7 +2,9 @@
 // field tree (`-V`). Each sublayer's describe_*.cc fills both from a parsed header.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -35,6 +37,9 @@ class Description {
   std::string tree_;
   int depth_ = 0;
 };
+
+// Lower-case hex of `bytes`, no separators.
+std::string HexBytes(std::span<const std::byte> bytes);
 
 // Drops a "UET_" prefix from a spec name for the summary line.
 std::string_view Short(std::string_view spec_name);
