@@ -9,35 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "tests/codec_test_util.h"
+
 namespace uet::tss {
 namespace {
 
-using Bytes = std::vector<std::byte>;
-
-Bytes B(std::initializer_list<int> v) {
-  Bytes out;
-  for (int x : v) out.push_back(static_cast<std::byte>(x));
-  return out;
-}
+using namespace uet::testutil;  // NOLINT: test helpers
 
 Result<SecurityHeader> ParseBytes(const Bytes& bytes) {
-  ByteReader r(bytes);
-  return SecurityHeader::Parse(r);
+  return testutil::ParseBytes<SecurityHeader>(bytes);
 }
-
-Error ParseError(const Bytes& bytes) {
-  auto r = ParseBytes(bytes);
-  EXPECT_FALSE(r.ok()) << "parse was expected to fail";
-  return r.ok() ? Error{} : r.error();
-}
-
-Error SerializeError(const SecurityHeader& h) {
-  Bytes out(64);
-  ByteWriter w(out);
-  Status s = h.Serialize(w);
-  EXPECT_FALSE(s.ok()) << "serialize was expected to fail";
-  return s.ok() ? Error{} : s.error();
-}
+Error ParseError(const Bytes& bytes) { return testutil::ParseError<SecurityHeader>(bytes); }
 
 // ---- Golden samples, worked out by hand from the layout in protocol-facts §5.1 ----
 
@@ -77,32 +59,6 @@ Bytes SsiGolden() {
       0x80, 0x00, 0x00,        // 10: TSC counter 0x800000000001 (high)
       0x00, 0x00, 0x01,        //     TSC counter (low)
   });
-}
-
-void ExpectGolden(const SecurityHeader& value, const Bytes& golden) {
-  ASSERT_EQ(value.WireSize(), golden.size());
-  auto encoded = EncodeToVector(value);
-  ASSERT_TRUE(encoded.ok()) << encoded.error().ToString();
-  EXPECT_EQ(*encoded, golden);
-
-  Bytes with_payload = golden;
-  with_payload.push_back(std::byte{0x5A});  // first byte of the (encrypted) PDS header
-  with_payload.push_back(std::byte{0xA5});
-  ByteReader r(with_payload);
-  auto parsed = SecurityHeader::Parse(r);
-  ASSERT_TRUE(parsed.ok()) << parsed.error().ToString();
-  EXPECT_EQ(*parsed, value);
-  EXPECT_EQ(r.consumed(), golden.size());
-  EXPECT_EQ(r.remaining(), 2u) << "what follows stays in the reader";
-}
-
-void ExpectRoundTrip(const SecurityHeader& value) {
-  auto encoded = EncodeToVector(value);
-  ASSERT_TRUE(encoded.ok()) << encoded.error().ToString();
-  ASSERT_EQ(encoded->size(), value.WireSize());
-  auto parsed = ParseBytes(*encoded);
-  ASSERT_TRUE(parsed.ok()) << parsed.error().ToString();
-  EXPECT_EQ(*parsed, value);
 }
 
 TEST(SecurityHeader, GoldenWithoutSsi) { ExpectGolden(NoSsiSample(), NoSsiGolden()); }
@@ -197,15 +153,8 @@ TEST(SecurityHeader, FlagBitPositions) {
   EXPECT_EQ(first(h), 0x0C);  // SP = bit 26
 }
 
-struct FieldCase {
-  const char* name;
-  unsigned bits;
-  std::function<void(SecurityHeader&, uint64_t)> set;
-  bool can_overflow;
-};
-
 TEST(SecurityHeader, FieldWidths) {
-  const std::vector<FieldCase> cases = {
+  const std::vector<FieldCase<SecurityHeader>> cases = {
       {"sdi", 24, [](SecurityHeader& h, uint64_t v) { h.sdi = static_cast<uint32_t>(v); }, true},
       {"ssi", 32, [](SecurityHeader& h, uint64_t v) { h.ssi = static_cast<uint32_t>(v); }, false},
       {"epoch", 16, [](SecurityHeader& h, uint64_t v) { h.epoch = static_cast<uint16_t>(v); },
@@ -214,23 +163,7 @@ TEST(SecurityHeader, FieldWidths) {
       {"an", 1, [](SecurityHeader& h, uint64_t v) { h.an = v != 0; }, false},
   };
   for (const SecurityHeader& base : {SecurityHeader{}, NoSsiSample(), SsiSample()}) {
-    for (const auto& c : cases) {
-      SCOPED_TRACE(c.name);
-      const uint64_t max = (uint64_t{1} << c.bits) - 1;
-      for (uint64_t v : {uint64_t{0}, uint64_t{1}, max}) {
-        SecurityHeader h = base;
-        c.set(h, v);
-        ExpectRoundTrip(h);
-      }
-      if (c.can_overflow) {
-        SecurityHeader h = base;
-        c.set(h, max + 1);
-        Error e = SerializeError(h);
-        EXPECT_EQ(e.code, Errc::kFieldOverflow) << e.ToString();
-        EXPECT_EQ(std::string(e.field), c.name);
-        EXPECT_EQ(e.limit, c.bits);
-      }
-    }
+    ExpectFieldWidths(base, cases);
   }
 }
 
