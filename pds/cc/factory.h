@@ -1,0 +1,32 @@
+// Controllers chosen by name (picoquic style), so the engine and the provider
+// never name NSCC or RCCC: a new algorithm adds its config to ControllerConfig
+// and one row to the table in factory.cc.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "pds/cc/controller.h"
+#include "pds/cc/fixed_window.h"
+#include "uet/result.h"
+
+namespace uet::pds::cc {
+
+// Each controller's settings; MakeController reads only the one it builds.
+struct ControllerConfig {
+  FixedWindowConfig fixed;
+};
+
+// The names MakeController accepts, in table order.
+std::span<const std::string_view> ControllerNames();
+
+// Builds the controller called `name` from its part of `config`. Errors:
+// an unknown name gives kInvalidArgument "pds.cc: invalid controller name
+// (known: fixed)" (Error holds only static text: the caller, who has the name,
+// prints it next to the message); an invalid config gives that controller's
+// Validate() error.
+Result<std::unique_ptr<Controller>> MakeController(std::string_view name,
+                                                   const ControllerConfig& config);
+
+}  // namespace uet::pds::cc

@@ -1,0 +1,189 @@
+// Counters of one PDC and of the whole PDS engine (spec-notes/pds.md
+// "Congestion-control hook and counters").
+//
+// Plain uint64_t fields, no allocation. Exporters do not need the layout:
+// ForEach(fn) calls fn(std::string_view name, uint64_t value) once per counter,
+// with a unique, static name ("packets_sent", "nacks_received.UET_TRIMMED",
+// "acks_sent.byte-trigger", "drops.out-of-window"). ForEachMutable passes
+// uint64_t& instead (tests, resets).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "pds/ack_policy.h"
+#include "pds/types.h"
+
+namespace uet::pds {
+
+// ---- NACK codes: a dense slot per defined code, reserved codes in "other" ----
+
+// 0x01-0x0B, 0x0D-0x1A, 0xFD-0xFF: 28 defined codes, then the "other" slot.
+inline constexpr size_t kNackCodeSlots = 28;
+inline constexpr size_t kNackOtherSlot = kNackCodeSlots;
+inline constexpr size_t kNackSlots = kNackCodeSlots + 1;
+// The slot of a NACK code byte; kNackOtherSlot for reserved values.
+size_t NackSlot(uint8_t code);
+inline size_t NackSlot(NackCode code) { return NackSlot(static_cast<uint8_t>(code)); }
+
+struct NackCounts {
+  std::array<uint64_t, kNackSlots> slots{};
+
+  void Count(uint8_t code) { ++slots[NackSlot(code)]; }
+  void Count(NackCode code) { ++slots[NackSlot(code)]; }
+  uint64_t operator[](NackCode code) const { return slots[NackSlot(code)]; }
+  uint64_t other() const { return slots[kNackOtherSlot]; }
+};
+
+// ---- ACK reasons ----
+
+inline constexpr size_t kAckReasonCount = static_cast<size_t>(AckReason::kDelay) + 1;
+
+// Indexed by AckReason. The kNone slot ("acks_sent.other") counts ACKs sent for
+// no AckPolicy reason: answers to ACK_REQ / probe control packets and the like.
+struct AckReasonCounts {
+  std::array<uint64_t, kAckReasonCount> slots{};
+
+  void Count(AckReason r) { ++slots[static_cast<size_t>(r)]; }
+  uint64_t operator[](AckReason r) const { return slots[static_cast<size_t>(r)]; }
+};
+
+// ---- per PDC ----
+
+struct PdcCounters {
+  uint64_t packets_sent = 0;  // first transmissions and retransmissions
+  uint64_t bytes_sent = 0;
+  uint64_t packets_received = 0;  // accepted (not dropped), duplicates included
+  uint64_t bytes_received = 0;
+
+  // Retransmissions by what triggered them.
+  uint64_t retransmissions_timeout = 0;  // RTO expired
+  uint64_t retransmissions_nack = 0;     // a NACK asked (trimmed, RCVR_INFER_LOSS, ...)
+  uint64_t retransmissions_probe = 0;    // a probe's answer showed the PSN missing
+
+  AckReasonCounts acks_sent;
+  uint64_t acks_received = 0;          // ACK / ACK_CC / ACK_CCX applied
+  uint64_t acks_received_invalid = 0;  // acknowledged a PSN never sent (ignored)
+
+  NackCounts nacks_sent;
+  NackCounts nacks_received;
+
+  uint64_t duplicates = 0;     // received PSN at or below CACK, or already seen
+  uint64_t out_of_window = 0;  // received PSN beyond CACK + MP_RANGE (NACKed)
+  // Probes (ACK_REQ) sent because PSNs stayed SACKed while CACK did not move.
+  uint64_t sacked_unacked_probes = 0;
+
+  PdcCounters& operator+=(const PdcCounters& o);
+
+  template <typename F>
+  void ForEach(F&& fn) const { Visit(*this, fn); }
+  template <typename F>
+  void ForEachMutable(F&& fn) { Visit(*this, fn); }
+
+ private:
+  template <typename Self, typename F>
+  static void Visit(Self& self, F& fn);
+};
+
+// ---- engine-wide ----
+
+// Why the engine discarded a received packet without handing it to a PDC or
+// SES. A packet counts once, under the first reason found. Duplicates are not
+// drops (they are ACKed; PdcCounters::duplicates).
+enum class DropReason : uint8_t {
+  kTruncated,          // shorter than its PDS header
+  kUnparsable,         // a header field holds a reserved or invalid value
+  kUnknownType,        // PDS type no table knows
+  kUnexpectedType,     // known type the engine does not accept here (e.g. TSS)
+  kUnsupported,        // a feature this engine does not implement (UET_UNEXP_EVENT)
+  kUnknownPdcNoSyn,    // DPDCID unknown and SYN not set (UET_INV_DPDCID)
+  kInvalidSyn,         // SYN with a PSN outside the SYN range (UET_INVALID_SYN)
+  kHeaderMismatch,     // does not match the PDC's state (UET_PDC_HDR_MISMATCH)
+  kModeMismatch,       // RUD vs ROD differs from the PDC (UET_PDC_MODE_MISMATCH)
+  kOutOfWindow,        // PSN beyond the tracking window (UET_PSN_OOR_WINDOW)
+  kRodOutOfOrder,      // ROD PSN not the next expected (UET_ROD_OOO)
+  kClosing,            // PDC closing or closed (UET_CLOSING)
+  kNoPdcAvailable,     // SYN but no PDC could be opened (UET_NO_PDC_AVAIL)
+  kNoResource,         // no buffer or SES resource for it (UET_NO_RESOURCE, ...)
+  kAckUnknownPdc,      // ACK/NACK/control for a PDC we do not have
+  kAckInvalid,         // ACK acknowledging a PSN never sent
+  kNackUnknownPsn,     // NACK for a PSN that is not outstanding
+};
+inline constexpr size_t kDropReasonCount = static_cast<size_t>(DropReason::kNackUnknownPsn) + 1;
+const char* DropReasonName(DropReason r);
+
+struct DropCounts {
+  std::array<uint64_t, kDropReasonCount> slots{};
+
+  void Count(DropReason r) { ++slots[static_cast<size_t>(r)]; }
+  uint64_t operator[](DropReason r) const { return slots[static_cast<size_t>(r)]; }
+};
+
+struct EngineCounters {
+  DropCounts drops;
+  uint64_t pdcs_opened = 0;
+  uint64_t pdcs_closed = 0;   // closed cleanly
+  uint64_t pdcs_failed = 0;   // closed in error (retries exhausted, fatal NACK, ...)
+  uint64_t table_full = 0;    // a PDC was wanted and the table had no free entry
+
+  EngineCounters& operator+=(const EngineCounters& o);
+
+  template <typename F>
+  void ForEach(F&& fn) const { Visit(*this, fn); }
+  template <typename F>
+  void ForEachMutable(F&& fn) { Visit(*this, fn); }
+
+ private:
+  template <typename Self, typename F>
+  static void Visit(Self& self, F& fn);
+};
+
+// Full counter names of the array slots ("nacks_sent.UET_TRIMMED", ...): static.
+const char* NackSentCounterName(size_t slot);
+const char* NackReceivedCounterName(size_t slot);
+const char* AckSentCounterName(size_t reason);
+const char* DropCounterName(size_t reason);
+// "UET_TRIMMED" ... or "other" for kNackOtherSlot.
+const char* NackSlotName(size_t slot);
+
+// ---- templates ----
+
+template <typename Self, typename F>
+void PdcCounters::Visit(Self& s, F& fn) {
+  fn(std::string_view("packets_sent"), s.packets_sent);
+  fn(std::string_view("bytes_sent"), s.bytes_sent);
+  fn(std::string_view("packets_received"), s.packets_received);
+  fn(std::string_view("bytes_received"), s.bytes_received);
+  fn(std::string_view("retransmissions_timeout"), s.retransmissions_timeout);
+  fn(std::string_view("retransmissions_nack"), s.retransmissions_nack);
+  fn(std::string_view("retransmissions_probe"), s.retransmissions_probe);
+  for (size_t i = 0; i < kAckReasonCount; ++i) {
+    fn(std::string_view(AckSentCounterName(i)), s.acks_sent.slots[i]);
+  }
+  fn(std::string_view("acks_received"), s.acks_received);
+  fn(std::string_view("acks_received_invalid"), s.acks_received_invalid);
+  for (size_t i = 0; i < kNackSlots; ++i) {
+    fn(std::string_view(NackSentCounterName(i)), s.nacks_sent.slots[i]);
+  }
+  for (size_t i = 0; i < kNackSlots; ++i) {
+    fn(std::string_view(NackReceivedCounterName(i)), s.nacks_received.slots[i]);
+  }
+  fn(std::string_view("duplicates"), s.duplicates);
+  fn(std::string_view("out_of_window"), s.out_of_window);
+  fn(std::string_view("sacked_unacked_probes"), s.sacked_unacked_probes);
+}
+
+template <typename Self, typename F>
+void EngineCounters::Visit(Self& s, F& fn) {
+  for (size_t i = 0; i < kDropReasonCount; ++i) {
+    fn(std::string_view(DropCounterName(i)), s.drops.slots[i]);
+  }
+  fn(std::string_view("pdcs_opened"), s.pdcs_opened);
+  fn(std::string_view("pdcs_closed"), s.pdcs_closed);
+  fn(std::string_view("pdcs_failed"), s.pdcs_failed);
+  fn(std::string_view("table_full"), s.table_full);
+}
+
+}  // namespace uet::pds
