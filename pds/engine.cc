@@ -1,6 +1,7 @@
 #include "pds/engine.h"
 
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
 #include <variant>
 
@@ -16,6 +17,27 @@ constexpr const char* kContext = "pds.engine";
 constexpr uint32_t kMaxSynPsnOffset = (1u << kPsnOffsetBits) - 1;
 // Largest PDS header this engine writes (ACK_CC); requests are 12 bytes.
 constexpr size_t kMaxHeaderBytes = 32;
+
+// Why a header failed to parse, as a DropReason.
+DropReason ParseDropReason(const Error& e) {
+  switch (e.code) {
+    case Errc::kTruncated: return DropReason::kTruncated;
+    case Errc::kUnknownType:
+      // The PDS type itself; an unknown next_hdr is a bad field of a known type.
+      return std::strcmp(e.field, "type") == 0 ? DropReason::kUnknownType
+                                               : DropReason::kUnparsable;
+    case Errc::kInvalidValue:
+      if (std::strcmp(e.field, kTssTypeField) == 0) return DropReason::kUnexpectedType;
+      return DropReason::kUnparsable;
+    case Errc::kReservedValue:
+    case Errc::kFieldOverflow:
+    case Errc::kBufferTooSmall:
+    case Errc::kBadVersion:
+    case Errc::kInvalidArgument:
+      return DropReason::kUnparsable;
+  }
+  return DropReason::kUnparsable;
+}
 
 }  // namespace
 
@@ -36,6 +58,9 @@ Status EngineConfig::Validate() const {
     return Error::Invalid(kContext, "max_packet_bytes", max_packet_bytes);
   }
   if (max_queued_per_pdc < 1) return Error::Invalid(kContext, "max_queued_per_pdc", 0);
+  // An unknown cc_name or an invalid cc config: MakeController's error.
+  Result<std::unique_ptr<cc::Controller>> probe = cc::MakeController(cc_name, cc);
+  if (!probe.ok()) return probe.error();
   return OkStatus();
 }
 
@@ -73,16 +98,22 @@ Result<InitiatorPdc*> Engine::GetOrCreateInitiator(const IpAddress& dst) {
     return initiators_.at(it->second.value()).get();
   }
   std::optional<PdcId> id = AllocatePdcId();
-  if (!id) return Error::Invalid(kContext, "pdc table full", pdc_count());
+  if (!id) {
+    ++counters_.table_full;
+    return Error::Invalid(kContext, "pdc table full", pdc_count());
+  }
   Psn start(random_.Next32());
   UET_ASSIGN_OR_RETURN(SendWindow window,
                        SendWindow::Create(SendWindowConfig{config_.mp_range}, start));
   UET_ASSIGN_OR_RETURN(RtoEstimator rto, RtoEstimator::Create(config_.rto));
-  auto pdc = std::make_unique<InitiatorPdc>(dst, *id, start, std::move(window), std::move(rto));
+  UET_ASSIGN_OR_RETURN(std::unique_ptr<cc::Controller> controller,
+                       cc::MakeController(config_.cc_name, config_.cc));
+  auto pdc = std::make_unique<InitiatorPdc>(dst, *id, start, std::move(window), std::move(rto),
+                                            std::move(controller));
   InitiatorPdc* raw = pdc.get();
   initiators_.emplace(id->value(), std::move(pdc));
   initiator_by_peer_.emplace(dst, *id);
-  ++stats_.pdcs_created;
+  ++counters_.pdcs_opened;
   return raw;
 }
 
@@ -122,19 +153,22 @@ void Engine::Pump(TimePoint now, InitiatorPdc& pdc) {
         static_cast<uint32_t>(pdc.window.next_psn() - pdc.window.start_psn()) > kMaxSynPsnOffset) {
       break;
     }
+    QueuedPacket& q = pdc.queue.front();
+    const auto bytes = static_cast<uint32_t>(RudRodRequest::kSize + q.ses_and_payload.size());
+    if (!pdc.cc->CanSend(pdc.bytes_in_flight, bytes)) break;  // OnAck/OnTimer pump again
     std::optional<Psn> psn = pdc.window.Send();
     if (!psn) break;
     SentPacket& s = pdc.slot(*psn);
-    QueuedPacket& q = pdc.queue.front();
     s.used = true;
     s.token = q.token;
     s.next_hdr = q.next_hdr;
     s.ses_and_payload = std::move(q.ses_and_payload);
+    s.bytes = bytes;
     s.retransmitted = false;
     pdc.queue.pop_front();
+    pdc.bytes_in_flight += bytes;
     Transmit(now, pdc, *psn, /*retx=*/false);
-    ++stats_.requests_sent;
-    stats_.max_outstanding = std::max(stats_.max_outstanding, pdc.window.outstanding());
+    max_outstanding_ = std::max(max_outstanding_, pdc.window.outstanding());
     if (pdc.rto_deadline == TimePoint::Max()) pdc.rto_deadline = pdc.rto.Deadline(now);
   }
 }
@@ -158,6 +192,10 @@ void Engine::Transmit(TimePoint now, InitiatorPdc& pdc, Psn psn, bool retx) {
   }
   s.sent_at = now;
   Emit(pdc.peer, req, s.ses_and_payload);
+  ++pdc.counters.packets_sent;
+  pdc.counters.bytes_sent += s.bytes;
+  // Retransmissions are not gated by CanSend: their bytes are in flight already.
+  pdc.cc->OnSent(cc::SentEvent{now, psn, s.bytes, retx});
 }
 
 void Engine::Emit(const IpAddress& to, const PdsHeader& header,
@@ -175,7 +213,7 @@ void Engine::OnPacket(TimePoint now, const IpAddress& from, std::span<const std:
   ByteReader r(bytes);
   Result<PdsHeader> parsed = ParsePdsHeader(r);
   if (!parsed.ok()) {
-    ++stats_.malformed;
+    Drop(ParseDropReason(parsed.error()));
     return;
   }
   std::span<const std::byte> rest = r.TakeRest();
@@ -186,16 +224,16 @@ void Engine::OnPacket(TimePoint now, const IpAddress& from, std::span<const std:
           if (h.mode == DeliveryMode::kRud && !h.cc) {
             HandleRequest(now, from, h, rest);
           } else {
-            ++stats_.unsupported;  // ROD and the CC request types: later slices
+            Drop(DropReason::kUnsupported);  // ROD and the CC request types: later slices
           }
         } else if constexpr (std::is_same_v<T, Ack>) {
           HandleAck(now, from, h, std::nullopt);
         } else if constexpr (std::is_same_v<T, AckCc>) {
           HandleAck(now, from, h.ack, SackBlock{h.ext.sack_psn_offset, h.ext.sack_bitmap});
         } else if constexpr (std::is_same_v<T, Nack>) {
-          HandleNack(from, h);
+          HandleNack(now, from, h);
         } else {
-          ++stats_.unsupported;  // RUDI, UUD, ACK_CCX, NACK_CCX, control packets
+          Drop(DropReason::kUnsupported);  // RUDI, UUD, ACK_CCX, NACK_CCX, control packets
         }
       },
       *parsed);
@@ -204,9 +242,8 @@ void Engine::OnPacket(TimePoint now, const IpAddress& from, std::span<const std:
 
 void Engine::HandleRequest(TimePoint now, const IpAddress& from, const RudRodRequest& req,
                            std::span<const std::byte> payload) {
-  ++stats_.requests_received;
-  if (req.spdcid == kNoPdc) {
-    ++stats_.malformed;
+  if (req.spdcid == kNoPdc) {  // no PDC to answer to
+    Drop(DropReason::kUnparsable);
     return;
   }
   TargetPdc* pdc = nullptr;
@@ -217,7 +254,9 @@ void Engine::HandleRequest(TimePoint now, const IpAddress& from, const RudRodReq
     } else {
       std::optional<PdcId> id = AllocatePdcId();
       if (!id) {
-        SendNack(from, NackCode::kNoPdcAvail, req.psn, kNoPdc, req.spdcid);
+        ++counters_.table_full;
+        Drop(DropReason::kNoPdcAvailable);
+        SendNack(nullptr, from, NackCode::kNoPdcAvail, req.psn, kNoPdc, req.spdcid);
         return;
       }
       Psn start = req.psn - req.psn_offset;
@@ -229,7 +268,7 @@ void Engine::HandleRequest(TimePoint now, const IpAddress& from, const RudRodReq
       pdc = created.get();
       targets_.emplace(id->value(), std::move(created));
       target_by_peer_.emplace(key, *id);
-      ++stats_.pdcs_created;
+      ++counters_.pdcs_opened;
     }
   } else {
     auto it = targets_.find(req.dpdcid.value());
@@ -238,8 +277,8 @@ void Engine::HandleRequest(TimePoint now, const IpAddress& from, const RudRodReq
     }
   }
   if (pdc == nullptr) {
-    ++stats_.unknown_pdc;
-    SendNack(from, NackCode::kInvDpdcid, req.psn, kNoPdc, req.spdcid);
+    Drop(DropReason::kUnknownPdcNoSyn);
+    SendNack(nullptr, from, NackCode::kInvDpdcid, req.psn, kNoPdc, req.spdcid);
     return;
   }
 
@@ -251,28 +290,32 @@ void Engine::HandleRequest(TimePoint now, const IpAddress& from, const RudRodReq
   arrival.syn = req.syn;
   switch (verdict) {
     case RxPsn::kOutOfWindow:
-      ++stats_.out_of_window;
-      SendNack(from, NackCode::kPsnOorWindow, req.psn, pdc->local, pdc->remote);
+      ++pdc->counters.out_of_window;
+      Drop(DropReason::kOutOfWindow);
+      SendNack(&pdc->counters, from, NackCode::kPsnOorWindow, req.psn, pdc->local, pdc->remote);
       return;
     case RxPsn::kDuplicate:
     case RxPsn::kDuplicateReleased:
-      ++stats_.duplicates;
+      ++pdc->counters.duplicates;
       arrival.duplicate = true;
       break;
     case RxPsn::kNew:
       arrival.out_of_order = req.psn != highest_before + 1;
       pdc->window.Receive(req.psn);
-      ++stats_.delivered;
       break;
   }
+  ++pdc->counters.packets_received;
+  pdc->counters.bytes_received += RudRodRequest::kSize + payload.size();
   pdc->last_arrival = req.psn;
   PdcId local = pdc->local;
-  if (pdc->ack.OnPacket(now, arrival) != AckReason::kNone) SendAck(*pdc, req.psn);
+  if (AckReason why = pdc->ack.OnPacket(now, arrival); why != AckReason::kNone) {
+    SendAck(*pdc, req.psn, why);
+  }
   // Deliver last: the upcall may call back into the engine.
   if (verdict == RxPsn::kNew) delivery_.OnMessage(from, local, payload);
 }
 
-void Engine::SendAck(TargetPdc& pdc, Psn ack_psn) {
+void Engine::SendAck(TargetPdc& pdc, Psn ack_psn, AckReason reason) {
   Ack ack;
   ack.cack_psn = pdc.window.cack();
   ack.ack_psn_offset = static_cast<int16_t>(ack_psn - ack.cack_psn);  // |d| <= MP_RANGE
@@ -286,22 +329,22 @@ void Engine::SendAck(TargetPdc& pdc, Psn ack_psn) {
     cc.ext.sack_psn_offset = sack.sack_psn_offset;
     cc.ext.sack_bitmap = sack.bitmap;
     Emit(pdc.peer, cc, {});
-    ++stats_.ack_ccs_sent;
   } else {
     Emit(pdc.peer, ack, {});
   }
-  ++stats_.acks_sent;
+  pdc.counters.acks_sent.Count(reason);
   pdc.ack.OnAckSent();
 }
 
-void Engine::SendNack(const IpAddress& to, NackCode code, Psn psn, PdcId spdcid, PdcId dpdcid) {
+void Engine::SendNack(PdcCounters* counters, const IpAddress& to, NackCode code, Psn psn,
+                      PdcId spdcid, PdcId dpdcid) {
   Nack nack;
   nack.nack_code = code;
   nack.nack_psn = psn;
   nack.spdcid = spdcid;
   nack.dpdcid = dpdcid;
   Emit(to, nack, {});
-  ++stats_.nacks_sent;
+  (counters != nullptr ? *counters : unattributed_).nacks_sent.Count(code);
 }
 
 void Engine::HandleAck(TimePoint now, const IpAddress& from, const Ack& ack,
@@ -309,10 +352,13 @@ void Engine::HandleAck(TimePoint now, const IpAddress& from, const Ack& ack,
   auto it = initiators_.find(ack.dpdcid.value());
   if (it == initiators_.end() || it->second->peer != from || ack.spdcid == kNoPdc ||
       (it->second->established && ack.spdcid != it->second->remote)) {
-    ++stats_.acks_invalid;
+    Drop(DropReason::kAckUnknownPdc);
     return;
   }
   InitiatorPdc& pdc = *it->second;
+  uint64_t acked_bytes = 0;
+  uint32_t acked_packets = 0;
+  std::optional<Duration> rtt;
   AckInfo info;
   info.cack_psn = ack.cack_psn;
   if (!ack.p) info.ack_psn = ack.cack_psn + ack.ack_psn_offset;
@@ -322,15 +368,20 @@ void Engine::HandleAck(TimePoint now, const IpAddress& from, const Ack& ack,
     SentPacket& s = pdc.slot(psn);
     if (!s.used) return;
     pdc.rto.OnAck(s.sent_at, now, s.retransmitted);  // Karn: no sample if retransmitted
+    if (!s.retransmitted) rtt = now - s.sent_at;
+    acked_bytes += s.bytes;
+    ++acked_packets;
+    pdc.bytes_in_flight -= s.bytes;
     completed_.push_back(s.token);
     s.used = false;
     s.ses_and_payload.clear();
   });
   if (sum.outcome == AckOutcome::kInvalid) {
-    ++stats_.acks_invalid;
+    ++pdc.counters.acks_received_invalid;
+    Drop(DropReason::kAckInvalid);
     return;
   }
-  ++stats_.acks_received;
+  ++pdc.counters.acks_received;
   if (!pdc.established) {  // 0-RTT: the first valid ACK names the target's PDC
     pdc.established = true;
     pdc.remote = ack.spdcid;
@@ -344,18 +395,39 @@ void Engine::HandleAck(TimePoint now, const IpAddress& from, const Ack& ack,
     pdc.rto_deadline =
         pdc.window.outstanding() > 0 ? pdc.rto.Deadline(now) : TimePoint::Max();
   }
+  if (acked_packets > 0) {
+    cc::AckEvent ev;
+    ev.now = now;
+    ev.newly_acked_bytes = acked_bytes;
+    ev.newly_acked_packets = acked_packets;
+    ev.rtt_sample = rtt;
+    ev.ecn_marked = ack.m;
+    ev.bytes_in_flight_after = pdc.bytes_in_flight;
+    pdc.cc->OnAck(ev);
+  }
   Pump(now, pdc);
 }
 
-void Engine::HandleNack(const IpAddress& from, const Nack& nack) {
-  ++stats_.nacks_received;
+void Engine::HandleNack(TimePoint now, const IpAddress& from, const Nack& nack) {
+  if (nack.nt) {  // RUDI NACK: no RUDI in this slice
+    Drop(DropReason::kUnsupported);
+    return;
+  }
   auto it = initiators_.find(nack.dpdcid.value());
-  if (nack.nt || it == initiators_.end() || it->second->peer != from ||
-      !it->second->window.IsOutstanding(nack.nack_psn)) {
-    return;  // stale or not ours
+  if (it == initiators_.end() || it->second->peer != from) {
+    Drop(DropReason::kAckUnknownPdc);
+    return;
   }
   InitiatorPdc& pdc = *it->second;
+  pdc.counters.nacks_received.Count(nack.nack_code);
+  if (!pdc.window.IsOutstanding(nack.nack_psn)) {
+    Drop(DropReason::kNackUnknownPsn);  // stale
+    return;
+  }
   pdc.last_nack_code = static_cast<uint8_t>(nack.nack_code);
+  const SentPacket& nacked = pdc.slot(nack.nack_psn);
+  pdc.cc->OnNack(cc::NackEvent{now, nack.nack_code, nack.nack_psn,
+                               nacked.used ? nacked.bytes : 0, nack.m});
   switch (nack.nack_code) {
     // The target has no (usable) PDC for us: this PDC cannot make progress.
     case NackCode::kInvDpdcid:
@@ -389,6 +461,7 @@ void Engine::HandleNack(const IpAddress& from, const Nack& nack) {
     case NackCode::kRcvrInferLoss:
     case NackCode::kExpNackNormal:
     case NackCode::kExpNackErr:
+      Pump(now, pdc);  // the controller may have changed its window
       return;
   }
 }
@@ -405,7 +478,6 @@ void Engine::HandleRto(TimePoint now, InitiatorPdc& pdc) {
     return;
   }
   ++pdc.retries;
-  ++stats_.timeouts;
   pdc.rto.OnTimeout();
   // The oldest unacked PSN, and every unacked PSN that an ACK reported as a
   // hole (below the highest acked PSN and inside some ACK's SACK range). Other
@@ -414,20 +486,24 @@ void Engine::HandleRto(TimePoint now, InitiatorPdc& pdc) {
   // the next RTO covers what is still missing. All lie below next_psn, so the
   // window gate CACK + MP_RANGE holds.
   const Psn oldest = pdc.window.oldest_unacked();
+  pdc.cc->OnTimeout(cc::TimeoutEvent{now, oldest, pdc.slot(oldest).bytes});
   pdc.window.ForEachOutstanding(false, [&](Psn psn) {
     SentPacket& s = pdc.slot(psn);
     if (!s.used) return;
     if (psn != oldest && (psn > pdc.highest_acked || psn > pdc.reported_through)) return;
     s.retransmitted = true;
     Transmit(now, pdc, psn, /*retx=*/true);
-    ++stats_.retransmissions;
+    ++pdc.counters.retransmissions_timeout;
   });
   pdc.rto_deadline = pdc.rto.Deadline(now);
+  Pump(now, pdc);  // after OnTimeout, as the Controller contract asks
 }
 
 void Engine::OnTimer(TimePoint now) {
   for (auto& [id, pdc] : targets_) {
-    if (pdc->ack.OnTimer(now) != AckReason::kNone) SendAck(*pdc, pdc->last_arrival);
+    if (AckReason why = pdc->ack.OnTimer(now); why != AckReason::kNone) {
+      SendAck(*pdc, pdc->last_arrival, why);
+    }
   }
   // Fail() erases from initiators_: collect the due ones first.
   std::vector<uint16_t> due;
@@ -438,14 +514,31 @@ void Engine::OnTimer(TimePoint now) {
     auto it = initiators_.find(id);
     if (it != initiators_.end()) HandleRto(now, *it->second);
   }
+  // Controllers' own timers; a controller may open its window, so pump after.
+  for (auto& [id, pdc] : initiators_) {
+    if (pdc->cc->NextDeadline() <= now) {
+      pdc->cc->OnTimer(now);
+      Pump(now, *pdc);
+    }
+  }
   FlushCompletions();
 }
 
 TimePoint Engine::NextDeadline() const {
   TimePoint next = TimePoint::Max();
   for (const auto& [id, pdc] : targets_) next = std::min(next, pdc->ack.NextDeadline());
-  for (const auto& [id, pdc] : initiators_) next = std::min(next, pdc->rto_deadline);
+  for (const auto& [id, pdc] : initiators_) {
+    next = std::min({next, pdc->rto_deadline, pdc->cc->NextDeadline()});
+  }
   return next;
+}
+
+PdcCounters Engine::TotalPdcCounters() const {
+  PdcCounters total = retired_;
+  total += unattributed_;
+  for (const auto& [id, pdc] : initiators_) total += pdc->counters;
+  for (const auto& [id, pdc] : targets_) total += pdc->counters;
+  return total;
 }
 
 // ---- failure and upcalls ----
@@ -456,7 +549,8 @@ void Engine::Fail(PdcId local, FailureReason reason) {
   std::unique_ptr<InitiatorPdc> pdc = std::move(it->second);
   initiators_.erase(it);
   initiator_by_peer_.erase(pdc->peer);
-  ++stats_.pdcs_failed;
+  ++counters_.pdcs_failed;
+  retired_ += pdc->counters;
   Failure failure{pdc->peer, pdc->local, reason, pdc->last_nack_code};
   std::vector<uint64_t> failed;
   pdc->window.ForEachOutstanding(false, [&](Psn psn) {

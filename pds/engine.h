@@ -14,11 +14,15 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "pds/ack_policy.h"
+#include "pds/cc/factory.h"
+#include "pds/counters.h"
 #include "pds/pdc.h"
 #include "pds/pds_header.h"
 #include "pds/psn_window.h"
@@ -48,6 +52,10 @@ struct EngineConfig {
   uint32_t retry_limit = kDefaultRetryLimit;  // timeouts without progress before failure
   size_t max_packet_bytes = kDefaultMaxPacketBytes;
   uint32_t max_queued_per_pdc = kDefaultMaxQueuedPerPdc;  // waiting for window space
+  // The congestion controller each initiator PDC (= CCC in this slice) gets,
+  // by cc::MakeController name, and the settings it is built from.
+  std::string cc_name = std::string(cc::FixedWindow::kName);
+  cc::ControllerConfig cc;
 
   Status Validate() const;
 };
@@ -83,29 +91,6 @@ class Delivery {
   virtual void OnSendFailed(uint64_t token, const Failure& failure) = 0;
 };
 
-// Engine-wide counters of this slice (pds/counters.h will replace them).
-struct EngineStats {
-  uint64_t requests_sent = 0;  // first transmissions
-  uint64_t retransmissions = 0;
-  uint64_t timeouts = 0;
-  uint64_t requests_received = 0;
-  uint64_t delivered = 0;
-  uint64_t duplicates = 0;
-  uint64_t acks_sent = 0;
-  uint64_t ack_ccs_sent = 0;  // of acks_sent, with SACK
-  uint64_t acks_received = 0;
-  uint64_t acks_invalid = 0;  // unknown PDC, wrong peer, or naming unsent PSNs
-  uint64_t nacks_sent = 0;
-  uint64_t nacks_received = 0;
-  uint64_t malformed = 0;    // failed to parse
-  uint64_t unsupported = 0;  // parsed, but not handled in this slice (ROD, RUDI, UUD, CP...)
-  uint64_t unknown_pdc = 0;  // request for a PDC we do not have (NACK 0x0E)
-  uint64_t out_of_window = 0;  // NACK 0x0B
-  uint64_t pdcs_created = 0;
-  uint64_t pdcs_failed = 0;
-  uint32_t max_outstanding = 0;  // largest SendWindow::outstanding() after a send
-};
-
 class Engine {
  public:
   static Result<std::unique_ptr<Engine>> Create(const EngineConfig& config, Random& random,
@@ -122,7 +107,15 @@ class Engine {
   void OnTimer(TimePoint now);
   TimePoint NextDeadline() const;
 
-  const EngineStats& stats() const { return stats_; }
+  // Engine-wide counters (drops by reason, PDCs opened and failed).
+  const EngineCounters& counters() const { return counters_; }
+  // The PdcCounters of every PDC summed: live initiator and target PDCs, PDCs
+  // already removed, and events that belong to no PDC (a NACK answering a
+  // request for an unknown PDC counts in nacks_sent here).
+  PdcCounters TotalPdcCounters() const;
+  // Not in pds/counters.h: the largest SendWindow::outstanding() any initiator
+  // PDC reached right after a first transmission (window tests).
+  uint32_t max_outstanding() const { return max_outstanding_; }
   const EngineConfig& config() const { return config_; }
   size_t pdc_count() const { return initiators_.size() + targets_.size(); }
   // The initiator PDC towards `dst`, nullptr if none (tests, diagnostics).
@@ -143,10 +136,13 @@ class Engine {
                      std::span<const std::byte> payload);
   void HandleAck(TimePoint now, const IpAddress& from, const Ack& ack,
                  std::optional<SackBlock> sack);
-  void HandleNack(const IpAddress& from, const Nack& nack);
+  void HandleNack(TimePoint now, const IpAddress& from, const Nack& nack);
   void HandleRto(TimePoint now, InitiatorPdc& pdc);
-  void SendAck(TargetPdc& pdc, Psn ack_psn);
-  void SendNack(const IpAddress& to, NackCode code, Psn psn, PdcId spdcid, PdcId dpdcid);
+  void SendAck(TargetPdc& pdc, Psn ack_psn, AckReason reason);
+  // `counters`: the PDC the NACK belongs to, nullptr for none.
+  void SendNack(PdcCounters* counters, const IpAddress& to, NackCode code, Psn psn,
+                PdcId spdcid, PdcId dpdcid);
+  void Drop(DropReason reason) { counters_.drops.Count(reason); }
   void Emit(const IpAddress& to, const PdsHeader& header, std::span<const std::byte> payload);
   // Removes the PDC and reports every packet not acked as failed.
   void Fail(PdcId local, FailureReason reason);
@@ -156,7 +152,10 @@ class Engine {
   Random& random_;
   PacketSink& sink_;
   Delivery& delivery_;
-  EngineStats stats_;
+  EngineCounters counters_;
+  PdcCounters retired_;       // counters of PDCs already removed
+  PdcCounters unattributed_;  // events of no PDC (NACKs to unknown PDCs)
+  uint32_t max_outstanding_ = 0;
 
   std::map<uint16_t, std::unique_ptr<InitiatorPdc>> initiators_;  // by local PDC ID
   std::map<IpAddress, PdcId> initiator_by_peer_;

@@ -6,7 +6,8 @@
 namespace uet::pds {
 
 InitiatorPdc::InitiatorPdc(const IpAddress& peer_address, PdcId local_id, Psn start_psn,
-                           SendWindow send_window, RtoEstimator estimator)
+                           SendWindow send_window, RtoEstimator estimator,
+                           std::unique_ptr<cc::Controller> controller)
     : peer(peer_address),
       local(local_id),
       window(std::move(send_window)),
@@ -14,6 +15,7 @@ InitiatorPdc::InitiatorPdc(const IpAddress& peer_address, PdcId local_id, Psn st
       last_cack_received(start_psn - 1),
       highest_acked(start_psn - 1),
       reported_through(start_psn - 1),
+      cc(std::move(controller)),
       slots_(std::bit_ceil(window.mp_range())),
       mask_(static_cast<uint32_t>(slots_.size() - 1)) {}
 

@@ -7,9 +7,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "pds/ack_policy.h"
+#include "pds/cc/controller.h"
+#include "pds/counters.h"
 #include "pds/psn_window.h"
 #include "pds/rto_estimator.h"
 #include "pds/send_window.h"
@@ -29,6 +32,7 @@ struct SentPacket {
   NextHeader next_hdr = NextHeader::kNone;
   std::vector<std::byte> ses_and_payload;
   TimePoint sent_at{};
+  uint32_t bytes = 0;  // on the wire: PDS header + SES header + payload
   bool retransmitted = false;
 };
 
@@ -42,7 +46,7 @@ struct QueuedPacket {
 class InitiatorPdc {
  public:
   InitiatorPdc(const IpAddress& peer, PdcId local, Psn start_psn, SendWindow window,
-               RtoEstimator rto);
+               RtoEstimator rto, std::unique_ptr<cc::Controller> controller);
 
   const IpAddress peer;
   const PdcId local;
@@ -60,6 +64,11 @@ class InitiatorPdc {
   uint32_t retries = 0;            // consecutive timeouts without progress
   uint8_t last_nack_code = 0;      // 0: none received
   std::deque<QueuedPacket> queue;  // waiting for window space
+  // The congestion controller of this PDC's CCC (one initiator PDC per peer in
+  // this slice, so one CCC per PDC). Never null.
+  std::unique_ptr<cc::Controller> cc;
+  uint64_t bytes_in_flight = 0;  // SentPacket::bytes of the outstanding PSNs
+  PdcCounters counters;
 
   // Sent-packet store, a ring indexed by PSN mod capacity (>= MP_RANGE, so the
   // outstanding PSNs never collide).
@@ -80,6 +89,7 @@ class TargetPdc {
   PsnWindow window;
   AckPolicy ack;
   Psn last_arrival;  // the PSN an ACK sent on the delay timer names
+  PdcCounters counters;
 };
 
 }  // namespace uet::pds

@@ -8,6 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "pds/cc/fixed_window.h"
+
 namespace uet::pds {
 namespace {
 
@@ -64,6 +66,13 @@ const IpAddress kB = IpAddress::V4({10, 0, 0, 2});
 
 std::vector<std::byte> Payload(uint8_t tag, size_t n = 64) {
   return std::vector<std::byte>(n, std::byte{tag});
+}
+
+// Drops because the PDS header did not parse (or named no PDC to answer to).
+uint64_t ParseDrops(const Engine& e) {
+  const DropCounts& d = e.counters().drops;
+  return d[DropReason::kTruncated] + d[DropReason::kUnparsable] +
+         d[DropReason::kUnknownType] + d[DropReason::kUnexpectedType];
 }
 
 PdsHeader Parse(const Wire& w) {
@@ -185,7 +194,7 @@ TEST_F(EngineTest, SynPacketsBeforeTheFirstAckCarryPsnOffset) {
   EXPECT_EQ(rec_b_.messages.size(), 3u);
   EXPECT_EQ(rec_a_.completed.size(), 3u);
   EXPECT_EQ(b_->pdc_count(), 1u);
-  EXPECT_EQ(b_->stats().pdcs_created, 1u);
+  EXPECT_EQ(b_->counters().pdcs_opened, 1u);
 }
 
 TEST_F(EngineTest, DuplicateIsNotDeliveredTwice) {
@@ -195,7 +204,9 @@ TEST_F(EngineTest, DuplicateIsNotDeliveredTwice) {
   DeliverOne();
   DeliverOne();
   EXPECT_EQ(rec_b_.messages.size(), 1u);
-  EXPECT_EQ(b_->stats().duplicates, 1u);
+  EXPECT_EQ(b_->TotalPdcCounters().duplicates, 1u);
+  EXPECT_EQ(b_->FindTarget(rec_b_.last_pdc)->counters.duplicates, 1u);
+  EXPECT_EQ(b_->TotalPdcCounters().packets_received, 2u);  // duplicates included
   Settle();
   EXPECT_EQ(rec_a_.completed, std::vector<uint64_t>{1});
   EXPECT_TRUE(rec_a_.failed.empty());
@@ -214,7 +225,9 @@ TEST_F(EngineTest, NonSynForUnknownPdcIsNackedInvDpdcid) {
   b_->OnPacket(now_, kA, w.data());
   EXPECT_TRUE(rec_b_.messages.empty());
   EXPECT_EQ(b_->pdc_count(), 0u);
-  EXPECT_EQ(b_->stats().unknown_pdc, 1u);
+  EXPECT_EQ(b_->counters().drops[DropReason::kUnknownPdcNoSyn], 1u);
+  // No PDC to charge: the engine-wide sum still has the NACK, under its code.
+  EXPECT_EQ(b_->TotalPdcCounters().nacks_sent[NackCode::kInvDpdcid], 1u);
   ASSERT_EQ(wire_.size(), 1u);
   auto nack = std::get<Nack>(Parse(wire_.front()));
   EXPECT_EQ(nack.nack_code, NackCode::kInvDpdcid);
@@ -267,7 +280,9 @@ TEST_F(EngineTest, OutOfWindowIsNackedPsnOor) {
   EXPECT_EQ(nack.nack_code, NackCode::kPsnOorWindow);
   EXPECT_EQ(nack.nack_psn, req.psn);
   EXPECT_EQ(rec_b_.messages.size(), 1u);
-  EXPECT_EQ(b_->stats().out_of_window, 1u);
+  EXPECT_EQ(b_->TotalPdcCounters().out_of_window, 1u);
+  EXPECT_EQ(b_->TotalPdcCounters().nacks_sent[NackCode::kPsnOorWindow], 1u);
+  EXPECT_EQ(b_->counters().drops[DropReason::kOutOfWindow], 1u);
 }
 
 TEST_F(EngineTest, GarbageIsCountedAndDropped) {
@@ -279,7 +294,9 @@ TEST_F(EngineTest, GarbageIsCountedAndDropped) {
   ASSERT_TRUE(a_->Submit(now_, kB, 1, NextHeader::kSesSmallRequest, Payload(1)).ok());
   std::vector<std::byte> cut(wire_.front().bytes.begin(), wire_.front().bytes.begin() + 7);
   b_->OnPacket(now_, kA, cut);
-  EXPECT_EQ(b_->stats().malformed, 3u);
+  EXPECT_EQ(ParseDrops(*b_), 3u);
+  EXPECT_EQ(b_->counters().drops[DropReason::kTruncated], 2u);  // empty, cut short
+  EXPECT_EQ(b_->counters().drops[DropReason::kUnknownType], 1u);  // type 0x1F
   EXPECT_EQ(b_->pdc_count(), 0u);
   EXPECT_EQ(wire_.size(), 1u);  // only A's request: nothing answered
   EXPECT_TRUE(rec_b_.messages.empty());
@@ -304,7 +321,7 @@ TEST_F(EngineTest, BitFlippedPacketsNeverCrash) {
       wire_.clear();
     }
   }
-  EXPECT_GT(a_->stats().malformed + b_->stats().malformed, 0u);
+  EXPECT_GT(ParseDrops(*a_) + ParseDrops(*b_), 0u);
   EXPECT_LE(b_->pdc_count(), b_->config().max_pdcs);
 }
 
@@ -341,7 +358,8 @@ TEST_F(EngineTest, LostPacketIsRetransmittedWithRetxAndAr) {
   EXPECT_TRUE(req.syn);  // still not established
   Settle();
   EXPECT_EQ(rec_a_.completed, std::vector<uint64_t>{1});
-  EXPECT_EQ(a_->stats().retransmissions, 1u);
+  EXPECT_EQ(a_->TotalPdcCounters().retransmissions_timeout, 1u);
+  EXPECT_EQ(a_->TotalPdcCounters().packets_sent, 2u);
 }
 
 TEST_F(EngineTest, SilentPeerFailsEveryTokenAfterRetryLimit) {
@@ -387,7 +405,83 @@ TEST_F(EngineTest, WindowCapsOutstandingAtMpRange) {
   Settle();
   EXPECT_EQ(rec_b_.messages.size(), 20u);
   EXPECT_EQ(rec_a_.completed.size(), 20u);
-  EXPECT_EQ(a_->stats().max_outstanding, 8u);
+  EXPECT_EQ(a_->max_outstanding(), 8u);
+}
+
+TEST_F(EngineTest, FixedWindowLimitsInFlightBelowThePsnWindow) {
+  constexpr size_t kPayload = 64;
+  EngineConfig cfg;  // MP_RANGE 128 PSNs
+  cfg.cc.fixed.window_bytes = 2 * (RudRodRequest::kSize + kPayload);
+  Build(rand_a_, rand_b_, cfg);
+  for (uint64_t t = 0; t < 10; ++t) {
+    ASSERT_TRUE(a_->Submit(now_, kB, t, NextHeader::kSesSmallRequest, Payload(1, kPayload)).ok());
+  }
+  EXPECT_EQ(wire_.size(), 2u);  // two packets' bytes, though 128 PSNs are open
+  EXPECT_EQ(a_->FindInitiator(kB)->bytes_in_flight, 2 * (RudRodRequest::kSize + kPayload));
+  Settle();
+  EXPECT_EQ(rec_b_.messages.size(), 10u);
+  EXPECT_EQ(rec_a_.completed.size(), 10u);
+  EXPECT_TRUE(rec_a_.failed.empty());
+  EXPECT_EQ(a_->max_outstanding(), 2u);
+  const InitiatorPdc* ini = a_->FindInitiator(kB);
+  ASSERT_NE(ini, nullptr);
+  EXPECT_EQ(ini->bytes_in_flight, 0u);
+  ASSERT_EQ(ini->cc->Name(), cc::FixedWindow::kName);
+  const auto& fw = static_cast<const cc::FixedWindow&>(*ini->cc).stats();
+  EXPECT_EQ(fw.sent, ini->counters.packets_sent);
+  EXPECT_EQ(fw.sent_bytes, ini->counters.bytes_sent);
+  EXPECT_EQ(fw.acked_packets, 10u);
+  EXPECT_EQ(fw.acked_bytes, 10 * (RudRodRequest::kSize + kPayload));
+  EXPECT_EQ(fw.timeouts, 0u);  // the window stalls sends; it never loses them
+}
+
+TEST_F(EngineTest, UnknownControllerNameFailsCreate) {
+  EngineConfig cfg;
+  cfg.local = kA;
+  cfg.cc_name = "no-such-cc";
+  auto e = Engine::Create(cfg, rand_a_, sink_a_, rec_a_);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.error().code, Errc::kInvalidArgument);
+  EXPECT_NE(e.error().ToString().find("controller name"), std::string::npos)
+      << e.error().ToString();
+  EXPECT_NE(e.error().ToString().find("fixed"), std::string::npos) << e.error().ToString();
+}
+
+TEST_F(EngineTest, ControllerSeesSendsAcksAndTimeouts) {
+  Build();
+  ASSERT_TRUE(a_->Submit(now_, kB, 1, NextHeader::kSesSmallRequest, Payload(1)).ok());
+  wire_.clear();  // lost
+  now_ = a_->NextDeadline();
+  a_->OnTimer(now_);
+  Settle();
+  ASSERT_EQ(rec_a_.completed, std::vector<uint64_t>{1});
+  const InitiatorPdc* ini = a_->FindInitiator(kB);
+  ASSERT_NE(ini, nullptr);
+  const auto& fw = static_cast<const cc::FixedWindow&>(*ini->cc).stats();
+  EXPECT_EQ(fw.sent, 2u);
+  EXPECT_EQ(fw.retransmissions_sent, 1u);
+  EXPECT_EQ(fw.timeouts, 1u);
+  EXPECT_EQ(fw.acked_packets, 1u);
+  EXPECT_EQ(ini->counters.acks_received, 1u);
+  const PdcCounters b = b_->TotalPdcCounters();
+  EXPECT_EQ(b.packets_received, 1u);
+  EXPECT_EQ(b.acks_sent[AckReason::kSyn] + b.acks_sent[AckReason::kAckRequested], 1u);
+}
+
+TEST_F(EngineTest, FailedPdcCountersAreKeptInTheTotal) {
+  Build();
+  ASSERT_TRUE(a_->Submit(now_, kB, 1, NextHeader::kSesSmallRequest, Payload(1)).ok());
+  while (a_->NextDeadline() != TimePoint::Max()) {
+    wire_.clear();
+    now_ = a_->NextDeadline();
+    a_->OnTimer(now_);
+  }
+  EXPECT_EQ(a_->pdc_count(), 0u);
+  EXPECT_EQ(a_->counters().pdcs_opened, 1u);
+  EXPECT_EQ(a_->counters().pdcs_failed, 1u);
+  const PdcCounters total = a_->TotalPdcCounters();
+  EXPECT_EQ(total.retransmissions_timeout, EngineConfig::kDefaultRetryLimit);
+  EXPECT_EQ(total.packets_sent, 1u + EngineConfig::kDefaultRetryLimit);
 }
 
 }  // namespace
