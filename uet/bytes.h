@@ -79,8 +79,8 @@ class ByteWriter {
   bool overrun_ = false;
 };
 
-// Encodes any header type with `Status Serialize(ByteWriter&) const` and
-// `static constexpr size_t kSize` (or a `WireSize()` member) into a new vector.
+// Encodes any header type with `Status Serialize(ByteWriter&) const` and a
+// `size_t WireSize() const` member into a new vector.
 // For tests, tools and control paths; the data path writes into its own buffers.
 template <typename Header>
 Result<std::vector<std::byte>> EncodeToVector(const Header& h) {

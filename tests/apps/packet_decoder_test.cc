@@ -2,14 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/codec_test_util.h"
+
 namespace uet::decode {
 namespace {
 
-std::vector<std::byte> B(std::initializer_list<int> v) {
-  std::vector<std::byte> out;
-  for (int x : v) out.push_back(static_cast<std::byte>(x));
-  return out;
-}
+using testutil::B;
 
 // RUD request with SYN+AR carrying a SES standard SEND and 4 payload bytes,
 // worked out by hand from the layout tables.

@@ -4,14 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/codec_test_util.h"
+
 namespace uet {
 namespace {
 
-std::vector<std::byte> B(std::initializer_list<int> v) {
-  std::vector<std::byte> out;
-  for (int x : v) out.push_back(static_cast<std::byte>(x));
-  return out;
-}
+using testutil::B;
 
 TEST(ByteReader, ReadsNetworkOrder) {
   auto data = B({0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0a, 0x0b, 0x0c,
