@@ -128,6 +128,7 @@ const char* DropReasonName(DropReason r) {
     case DropReason::kAckUnknownPdc: return "ack-unknown-pdc";
     case DropReason::kAckInvalid: return "ack-invalid";
     case DropReason::kNackUnknownPsn: return "nack-unknown-psn";
+    case DropReason::kStaleResponse: return "stale-response";
   }
   return "unknown";
 }
@@ -140,6 +141,7 @@ PdcCounters& PdcCounters::operator+=(const PdcCounters& o) {
   retransmissions_timeout += o.retransmissions_timeout;
   retransmissions_nack += o.retransmissions_nack;
   retransmissions_probe += o.retransmissions_probe;
+  retransmissions_fast += o.retransmissions_fast;
   AddArray(acks_sent.slots, o.acks_sent.slots);
   acks_received += o.acks_received;
   acks_received_invalid += o.acks_received_invalid;
@@ -148,6 +150,9 @@ PdcCounters& PdcCounters::operator+=(const PdcCounters& o) {
   duplicates += o.duplicates;
   out_of_window += o.out_of_window;
   sacked_unacked_probes += o.sacked_unacked_probes;
+  gtd_responses_stored += o.gtd_responses_stored;
+  clears_sent += o.clears_sent;
+  rod_reordered += o.rod_reordered;
   return *this;
 }
 
@@ -157,6 +162,15 @@ EngineCounters& EngineCounters::operator+=(const EngineCounters& o) {
   pdcs_closed += o.pdcs_closed;
   pdcs_failed += o.pdcs_failed;
   table_full += o.table_full;
+  pdcs_expired += o.pdcs_expired;
+  pdcs_reestablished += o.pdcs_reestablished;
+  rudi_sent += o.rudi_sent;
+  rudi_retransmissions += o.rudi_retransmissions;
+  rudi_completed += o.rudi_completed;
+  rudi_failed += o.rudi_failed;
+  rudi_received += o.rudi_received;
+  uud_sent += o.uud_sent;
+  uud_received += o.uud_received;
   return *this;
 }
 

@@ -62,6 +62,7 @@ struct PdcCounters {
   uint64_t retransmissions_timeout = 0;  // RTO expired
   uint64_t retransmissions_nack = 0;     // a NACK asked (trimmed, RCVR_INFER_LOSS, ...)
   uint64_t retransmissions_probe = 0;    // a probe's answer showed the PSN missing
+  uint64_t retransmissions_fast = 0;     // SACKs showed a hole behind newer arrivals
 
   AckReasonCounts acks_sent;
   uint64_t acks_received = 0;          // ACK / ACK_CC / ACK_CCX applied
@@ -74,6 +75,10 @@ struct PdcCounters {
   uint64_t out_of_window = 0;  // received PSN beyond CACK + MP_RANGE (NACKed)
   // Probes (ACK_REQ) sent because PSNs stayed SACKed while CACK did not move.
   uint64_t sacked_unacked_probes = 0;
+  // Guaranteed-delivery: responses stored (target), CLEAR packets sent (initiator).
+  uint64_t gtd_responses_stored = 0;
+  uint64_t clears_sent = 0;
+  uint64_t rod_reordered = 0;  // ROD packets held in the reorder buffer
 
   PdcCounters& operator+=(const PdcCounters& o);
 
@@ -110,8 +115,9 @@ enum class DropReason : uint8_t {
   kAckUnknownPdc,      // ACK/NACK/control for a PDC we do not have
   kAckInvalid,         // ACK acknowledging a PSN never sent
   kNackUnknownPsn,     // NACK for a PSN that is not outstanding
+  kStaleResponse,      // RUDI response or NACK for a pkt_id not outstanding
 };
-inline constexpr size_t kDropReasonCount = static_cast<size_t>(DropReason::kNackUnknownPsn) + 1;
+inline constexpr size_t kDropReasonCount = static_cast<size_t>(DropReason::kStaleResponse) + 1;
 const char* DropReasonName(DropReason r);
 
 struct DropCounts {
@@ -127,6 +133,15 @@ struct EngineCounters {
   uint64_t pdcs_closed = 0;   // closed cleanly
   uint64_t pdcs_failed = 0;   // closed in error (retries exhausted, fatal NACK, ...)
   uint64_t table_full = 0;    // a PDC was wanted and the table had no free entry
+  uint64_t pdcs_expired = 0;  // target PDCs removed after an unanswered CLOSE_REQ
+  uint64_t pdcs_reestablished = 0;  // initiator PDCs moved to a new PDC (INV_DPDCID)
+  uint64_t rudi_sent = 0;           // RUDI requests, first transmissions
+  uint64_t rudi_retransmissions = 0;
+  uint64_t rudi_completed = 0;      // answered by a RUDI response
+  uint64_t rudi_failed = 0;         // retries exhausted or fatal NACK
+  uint64_t rudi_received = 0;       // RUDI requests handed to SES (repeats included)
+  uint64_t uud_sent = 0;
+  uint64_t uud_received = 0;
 
   EngineCounters& operator+=(const EngineCounters& o);
 
@@ -159,6 +174,7 @@ void PdcCounters::Visit(Self& s, F& fn) {
   fn(std::string_view("retransmissions_timeout"), s.retransmissions_timeout);
   fn(std::string_view("retransmissions_nack"), s.retransmissions_nack);
   fn(std::string_view("retransmissions_probe"), s.retransmissions_probe);
+  fn(std::string_view("retransmissions_fast"), s.retransmissions_fast);
   for (size_t i = 0; i < kAckReasonCount; ++i) {
     fn(std::string_view(AckSentCounterName(i)), s.acks_sent.slots[i]);
   }
@@ -173,6 +189,9 @@ void PdcCounters::Visit(Self& s, F& fn) {
   fn(std::string_view("duplicates"), s.duplicates);
   fn(std::string_view("out_of_window"), s.out_of_window);
   fn(std::string_view("sacked_unacked_probes"), s.sacked_unacked_probes);
+  fn(std::string_view("gtd_responses_stored"), s.gtd_responses_stored);
+  fn(std::string_view("clears_sent"), s.clears_sent);
+  fn(std::string_view("rod_reordered"), s.rod_reordered);
 }
 
 template <typename Self, typename F>
@@ -184,6 +203,15 @@ void EngineCounters::Visit(Self& s, F& fn) {
   fn(std::string_view("pdcs_closed"), s.pdcs_closed);
   fn(std::string_view("pdcs_failed"), s.pdcs_failed);
   fn(std::string_view("table_full"), s.table_full);
+  fn(std::string_view("pdcs_expired"), s.pdcs_expired);
+  fn(std::string_view("pdcs_reestablished"), s.pdcs_reestablished);
+  fn(std::string_view("rudi_sent"), s.rudi_sent);
+  fn(std::string_view("rudi_retransmissions"), s.rudi_retransmissions);
+  fn(std::string_view("rudi_completed"), s.rudi_completed);
+  fn(std::string_view("rudi_failed"), s.rudi_failed);
+  fn(std::string_view("rudi_received"), s.rudi_received);
+  fn(std::string_view("uud_sent"), s.uud_sent);
+  fn(std::string_view("uud_received"), s.uud_received);
 }
 
 }  // namespace uet::pds

@@ -1,15 +1,23 @@
-// The PDS engine of one FEP: PDC establishment, PSNs, ACK/SACK, retransmission
-// (protocol-facts §2.9-§2.14; spec-notes/pds.md "Engine (first slice)").
+// The PDS engine of one FEP: PDCs (RUD, ROD) with their establishment, PSNs,
+// ACK/SACK, guaranteed-delivery responses, retransmission and close, plus the
+// connectionless RUDI and UUD services (protocol-facts §2.8-§2.17;
+// spec-notes/pds.md "Engine").
 //
-// First slice: RUD only, one packet per Submit, one initiator PDC per peer.
 // Sans-I/O (STYLE practice 1): no sockets, threads or clock reads. Time is the
-// `now` argument of every entry point; randomness (PDC IDs, Start_PSN) comes
-// from the injected Random; packets leave through PacketSink::Send and
-// results go up through Delivery, both called synchronously from inside the
-// entry points. Upcalls may call back into the engine (Submit); they are made
-// after the engine's state is consistent.
+// `now` argument of every entry point; randomness (PDC IDs, Start_PSN, RUDI
+// pkt_id) comes from the injected Random; packets leave through
+// PacketSink::Send and results go up through Delivery, both called
+// synchronously from inside the entry points. Upcalls may call back into the
+// engine (Submit); they are made after the engine's state is consistent.
+//
+// A PDC carries requests both ways: the initiator's requests on the forward PSN
+// space, and requests the target sends back on the same PDC (read-response
+// data, protocol-facts §2.3) on the reverse PSN space. Each direction has its
+// own sender half (send window, RTO, CC) and receiver half (PSN window, ACK
+// policy, stored responses) and is acknowledged on its own.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -17,13 +25,13 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "pds/ack_policy.h"
 #include "pds/cc/factory.h"
 #include "pds/counters.h"
-#include "pds/pdc.h"
 #include "pds/pds_header.h"
 #include "pds/psn_window.h"
 #include "pds/rto_estimator.h"
@@ -35,6 +43,20 @@
 
 namespace uet::pds {
 
+class Pdc;
+class SenderHalf;
+class ReceiverHalf;
+struct RudiPending;
+
+// The four PDS services (protocol-facts §2.8).
+enum class PdsMode : uint8_t {
+  kRud,   // reliable, unordered: each packet goes up on first arrival
+  kRod,   // reliable, ordered: packets go up in PSN order
+  kRudi,  // reliable, idempotent, connectionless: per-packet retry, one response each
+  kUud,   // unreliable datagram: one packet, no state, no ACK
+};
+const char* PdsModeName(PdsMode m);
+
 struct EngineConfig {
   // Largest PDS header (16 B) + SES header + payload: 4 KiB payload + the 44 B
   // standard SES header, rounded up.
@@ -43,6 +65,20 @@ struct EngineConfig {
   // REF: 5 retries then PDC error (protocol-facts §2.14).
   static constexpr uint32_t kDefaultRetryLimit = 5;
   static constexpr uint32_t kDefaultMaxQueuedPerPdc = 4096;
+  // KRFC closes idle PDCs after 60 s; a userspace endpoint frees them sooner.
+  static constexpr Duration kDefaultIdleClose = std::chrono::seconds(2);
+  // A target keeps a closed PDC this long to answer late packets (REF keeps
+  // receiving for MSL = 2000 ms; 100 RTO floors is ample in a datacenter).
+  static constexpr Duration kDefaultCloseLinger = std::chrono::milliseconds(20);
+  static constexpr uint32_t kDefaultMaxGtdResponses = 4096;
+  // ROD reorder buffer, all PDCs together (spec-notes/pds.md "ROD").
+  static constexpr size_t kDefaultRodReorderBytes = size_t{8} << 20;
+  static constexpr uint32_t kDefaultMaxRudiOutstanding = 4096;
+  // A PSN counts as lost once this many PSNs above it are acknowledged.
+  static constexpr uint32_t kDefaultFastRetransmitThreshold = 3;
+  // A target asks for a clear (CLEAR_REQ) when a guaranteed-delivery response
+  // has waited this long.
+  static constexpr Duration kDefaultClearRequestAfter = std::chrono::milliseconds(1);
 
   IpAddress local;
   uint32_t mp_range = PsnWindowConfig::kDefaultMpRange;  // both directions
@@ -52,8 +88,15 @@ struct EngineConfig {
   uint32_t retry_limit = kDefaultRetryLimit;  // timeouts without progress before failure
   size_t max_packet_bytes = kDefaultMaxPacketBytes;
   uint32_t max_queued_per_pdc = kDefaultMaxQueuedPerPdc;  // waiting for window space
-  // The congestion controller each initiator PDC (= CCC in this slice) gets,
-  // by cc::MakeController name, and the settings it is built from.
+  Duration idle_close = kDefaultIdleClose;  // 0: never close idle PDCs
+  Duration close_linger = kDefaultCloseLinger;
+  uint32_t max_gtd_responses = kDefaultMaxGtdResponses;  // stored, all PDCs
+  size_t rod_reorder_bytes = kDefaultRodReorderBytes;    // 0: Go-Back-N (drop + ROD_OOO)
+  uint32_t max_rudi_outstanding = kDefaultMaxRudiOutstanding;
+  uint32_t fast_retransmit_threshold = kDefaultFastRetransmitThreshold;  // 0: off
+  Duration clear_request_after = kDefaultClearRequestAfter;
+  // The congestion controller each initiator PDC (= CCC) gets, by
+  // cc::MakeController name, and the settings it is built from.
   std::string cc_name = std::string(cc::FixedWindow::kName);
   cc::ControllerConfig cc;
 
@@ -67,15 +110,91 @@ class PacketSink {
   virtual void Send(const IpAddress& dst, std::span<const std::byte> packet) = 0;
 };
 
+// What comes with a received packet besides its bytes.
+struct RxMeta {
+  bool ecn_ce = false;  // the IP header carried ECN CE
+};
+
+// One request to send.
+struct SubmitRequest {
+  IpAddress dst;
+  PdsMode mode = PdsMode::kRud;
+  // With the mode and dst, the initiator PDC key (protocol-facts §2.9). A PDC
+  // carries one mode and one traffic class.
+  JobId job;
+  uint8_t tc = 0;
+  uint64_t token = 0;  // returned in OnSendComplete / OnSendFailed
+  NextHeader next_hdr = NextHeader::kSesStandardRequest;
+  // AR: ask for an immediate ACK (SES sets it on the last packet of a message).
+  bool ack_request = false;
+  // RUD/ROD: send on the reverse PSN space of this local *target* PDC instead
+  // of an initiator PDC (read-response data back to the initiator). The PDC's
+  // mode wins over `mode`; job and tc are ignored.
+  PdcId reverse_of = kNoPdc;
+};
+
+// A request handed up to SES.
+struct RxRequest {
+  IpAddress src;
+  PdsMode mode = PdsMode::kRud;
+  PdcId pdc;      // local PDC ID; kNoPdc for RUDI and UUD
+  Psn psn;        // RUD/ROD
+  uint32_t pkt_id = 0;  // RUDI
+  NextHeader next_hdr = NextHeader::kNone;
+  bool ecn_ce = false;
+};
+
+// What SES answers to a request (REF's rx_req upcall returns the same four
+// things, protocol-facts §2.18). The default — no header — is a plain ACK.
+class SesResponse {
+ public:
+  // An ACK carries at most this much SES response (header + inline data).
+  static constexpr size_t kMaxBytes = 64;
+
+  // A response header (next_hdr 4, 5 or 6) and its bytes, carried in the ACK
+  // (RUD/ROD) or RUDI response. Error if the type is not a response or too big.
+  Status Set(NextHeader next_hdr, std::span<const std::byte> bytes);
+  // Keep the response until the initiator clears it (ACK REQ = CLEAR): a lost
+  // ACK is answered again with the same response, never by running the request
+  // twice. RUD/ROD only.
+  void set_guaranteed(bool g) { guaranteed_ = g; }
+  // Refuse the packet: no ACK, a NACK with `code` (e.g. UET_NO_SES_MSG_AVAIL,
+  // UET_RCVD_SES_PROCG); the PSN stays unreceived and the initiator retries.
+  void Refuse(NackCode code) { refuse_ = code; }
+
+  NextHeader next_hdr() const { return next_hdr_; }
+  std::span<const std::byte> bytes() const { return {bytes_.data(), size_}; }
+  bool guaranteed() const { return guaranteed_; }
+  std::optional<NackCode> refused() const { return refuse_; }
+
+ private:
+  NextHeader next_hdr_ = NextHeader::kNone;
+  std::array<std::byte, kMaxBytes> bytes_{};
+  uint8_t size_ = 0;
+  bool guaranteed_ = false;
+  std::optional<NackCode> refuse_;
+};
+
+// A request the peer acknowledged (RUD/ROD), answered (RUDI) or that left (UUD).
+struct Completion {
+  IpAddress peer;
+  PdcId pdc;  // local PDC ID; kNoPdc for RUDI and UUD
+  // The SES response the ACK or RUDI response carried; kNone and empty for a
+  // plain ACK (default response). Valid only during the upcall.
+  NextHeader response_hdr = NextHeader::kNone;
+  std::span<const std::byte> response;
+};
+
 enum class FailureReason : uint8_t {
-  kRetryLimit,  // retry_limit timeouts in a row without an ACK making progress
-  kPeerNack,    // the target answered with a NACK that ends the PDC
+  kRetryLimit,  // retry_limit timeouts in a row without progress
+  kPeerNack,    // the peer answered with a NACK that ends the PDC (or the RUDI request)
+  kClosed,      // the PDC was closed by the peer while this request waited on it
 };
 const char* FailureReasonName(FailureReason r);
 
 struct Failure {
   IpAddress peer;
-  PdcId pdc;  // the local (initiator) PDC ID
+  PdcId pdc;  // the local PDC ID; kNoPdc for RUDI
   FailureReason reason = FailureReason::kRetryLimit;
   uint8_t last_nack_code = 0;  // NackCode value, 0 when no NACK arrived
 };
@@ -83,11 +202,12 @@ struct Failure {
 class Delivery {
  public:
   virtual ~Delivery() = default;
-  // One accepted request packet (first arrival only), in order of arrival.
-  // `pdc` is the target's local PDC ID.
-  virtual void OnMessage(const IpAddress& src, PdcId pdc,
-                         std::span<const std::byte> ses_and_payload) = 0;
-  virtual void OnSendComplete(uint64_t token) = 0;
+  // One request, first arrival only for RUD/ROD (ROD in PSN order); RUDI
+  // requests may repeat (idempotent by definition). The return value is the
+  // response (ignored for UUD).
+  virtual SesResponse OnRequest(const RxRequest& request,
+                                std::span<const std::byte> ses_and_payload) = 0;
+  virtual void OnSendComplete(uint64_t token, const Completion& completion) = 0;
   virtual void OnSendFailed(uint64_t token, const Failure& failure) = 0;
 };
 
@@ -95,58 +215,134 @@ class Engine {
  public:
   static Result<std::unique_ptr<Engine>> Create(const EngineConfig& config, Random& random,
                                                 PacketSink& sink, Delivery& delivery);
+  ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Queues one request packet (SES header + payload) for `dst` and sends it
-  // if the window allows. Errors: packet too big, PDC table full, queue full.
-  Status Submit(TimePoint now, const IpAddress& dst, uint64_t token, NextHeader next_hdr,
+  // Sends one request packet (SES header + payload), or queues it until the
+  // window allows. Errors (nothing queued, nothing sent): packet too big,
+  // invalid next_hdr, PDC table full, queue full, unknown reverse_of PDC.
+  Status Submit(TimePoint now, const SubmitRequest& request,
                 std::span<const std::byte> ses_header_and_payload);
-  // One packet from the network, starting at the PDS header.
-  void OnPacket(TimePoint now, const IpAddress& from, std::span<const std::byte> bytes);
+  // One packet from the network, starting at the PDS header. Never fails:
+  // what cannot be used is counted (counters().drops) and, where the spec
+  // says so, answered with a NACK.
+  void OnPacket(TimePoint now, const IpAddress& from, std::span<const std::byte> bytes,
+                RxMeta meta = {});
   void OnTimer(TimePoint now);
   TimePoint NextDeadline() const;
 
-  // Engine-wide counters (drops by reason, PDCs opened and failed).
+  // Engine-wide counters (drops by reason, PDCs, RUDI, UUD).
   const EngineCounters& counters() const { return counters_; }
-  // The PdcCounters of every PDC summed: live initiator and target PDCs, PDCs
-  // already removed, and events that belong to no PDC (a NACK answering a
-  // request for an unknown PDC counts in nacks_sent here).
+  // The PdcCounters of every PDC summed: live PDCs, PDCs already removed, and
+  // events that belong to no PDC (NACKs answering requests for unknown PDCs).
   PdcCounters TotalPdcCounters() const;
-  // Not in pds/counters.h: the largest SendWindow::outstanding() any initiator
-  // PDC reached right after a first transmission (window tests).
+  // The largest number of outstanding PSNs any sender half reached right
+  // after a first transmission (window tests).
   uint32_t max_outstanding() const { return max_outstanding_; }
   const EngineConfig& config() const { return config_; }
-  size_t pdc_count() const { return initiators_.size() + targets_.size(); }
-  // The initiator PDC towards `dst`, nullptr if none (tests, diagnostics).
-  const InitiatorPdc* FindInitiator(const IpAddress& dst) const;
-  const TargetPdc* FindTarget(PdcId local) const;
+  // Live PDCs (open, closing, or lingering after close), both roles.
+  size_t pdc_count() const { return pdcs_.size(); }
+  size_t rudi_outstanding() const { return rudi_.size(); }
+  // Guaranteed-delivery responses stored, all PDCs.
+  size_t gtd_stored() const { return gtd_stored_; }
+  // ROD packets waiting in reorder buffers, bytes, all PDCs.
+  size_t reorder_bytes() const { return reorder_bytes_; }
+  // Diagnostics and tests.
+  const Pdc* FindPdc(PdcId local) const;
+  // The open initiator PDC for this key, nullptr if none.
+  const Pdc* FindInitiator(const IpAddress& dst, PdsMode mode = PdsMode::kRud,
+                           JobId job = JobId(), uint8_t tc = 0) const;
 
  private:
-  Engine(const EngineConfig& config, Random& random, PacketSink& sink, Delivery& delivery)
-      : config_(config), random_(random), sink_(sink), delivery_(delivery) {}
+  // {mode, JobID, dst, TC}; the source is this engine's address.
+  using InitiatorKey = std::tuple<uint8_t, uint32_t, IpAddress, uint8_t>;
+  using TargetKey = std::pair<IpAddress, uint16_t>;  // {peer, peer's SPDCID}
 
-  Result<InitiatorPdc*> GetOrCreateInitiator(const IpAddress& dst);
+  Engine(const EngineConfig& config, Random& random, PacketSink& sink, Delivery& delivery);
+
+  // ---- PDC table (engine.cc) ----
   std::optional<PdcId> AllocatePdcId();
-  bool PdcIdInUse(PdcId id) const;
-
-  void Pump(TimePoint now, InitiatorPdc& pdc);
-  void Transmit(TimePoint now, InitiatorPdc& pdc, Psn psn, bool retx);
-  void HandleRequest(TimePoint now, const IpAddress& from, const RudRodRequest& req,
-                     std::span<const std::byte> payload);
-  void HandleAck(TimePoint now, const IpAddress& from, const Ack& ack,
-                 std::optional<SackBlock> sack);
-  void HandleNack(TimePoint now, const IpAddress& from, const Nack& nack);
-  void HandleRto(TimePoint now, InitiatorPdc& pdc);
-  void SendAck(TargetPdc& pdc, Psn ack_psn, AckReason reason);
-  // `counters`: the PDC the NACK belongs to, nullptr for none.
-  void SendNack(PdcCounters* counters, const IpAddress& to, NackCode code, Psn psn,
-                PdcId spdcid, PdcId dpdcid);
+  Result<Pdc*> GetOrCreateInitiator(const SubmitRequest& request);
+  Result<std::unique_ptr<SenderHalf>> MakeSender(Psn start_psn) const;
+  Result<std::unique_ptr<ReceiverHalf>> MakeReceiver(Psn start_psn) const;
+  static InitiatorKey KeyOf(const Pdc& pdc);
+  Pdc* FindPdcMutable(PdcId local);
+  // Removes the PDC from every table; counters go to retired_.
+  void RemovePdc(PdcId local);
   void Drop(DropReason reason) { counters_.drops.Count(reason); }
   void Emit(const IpAddress& to, const PdsHeader& header, std::span<const std::byte> payload);
-  // Removes the PDC and reports every packet not acked as failed.
-  void Fail(PdcId local, FailureReason reason);
   void FlushCompletions();
+
+  // ---- sender half (engine_tx.cc) ----
+  Status SubmitToPdc(TimePoint now, Pdc& pdc, const SubmitRequest& request,
+                     std::span<const std::byte> bytes);
+  void Pump(TimePoint now, Pdc& pdc);
+  void Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx);
+  void HandleAck(TimePoint now, const IpAddress& from, const Ack& ack,
+                 std::optional<SackBlock> sack, std::span<const std::byte> response);
+  void HandleNack(TimePoint now, const IpAddress& from, const Nack& nack);
+  void HandleRto(TimePoint now, Pdc& pdc);
+  void FastRetransmit(TimePoint now, Pdc& pdc);
+  void GoBack(TimePoint now, Pdc& pdc, Psn from);
+  // The initiator PDC was forgotten by the target (idle expiry): move every
+  // unacked and queued request to a fresh PDC.
+  void Reestablish(TimePoint now, Pdc& pdc);
+  // Removes the PDC and reports every request not acked as failed.
+  void Fail(PdcId local, FailureReason reason);
+
+  // ---- receiver half (engine_rx.cc) ----
+  void HandleRequest(TimePoint now, const IpAddress& from, const RudRodRequest& req,
+                     std::span<const std::byte> payload, RxMeta meta);
+  Pdc* MatchRequest(const IpAddress& from, const RudRodRequest& req);
+  // Hands one in-order (ROD) or first-arrival (RUD) packet to SES and records
+  // the answer; false if SES refused it (the PSN stays unreceived).
+  struct Delivered {
+    bool accepted = false;  // SES took it; the PSN is received
+    bool acked = false;     // an ACK carrying its response went out already
+  };
+  Delivered DeliverUp(TimePoint now, Pdc& pdc, Psn psn, NextHeader next_hdr,
+                      std::span<const std::byte> payload, bool ecn_ce);
+  void ReleaseReordered(TimePoint now, Pdc& pdc);
+  // ROD: NACK UET_RCVR_INFER_LOSS for the gap when `min_waiting` packets wait
+  // behind it, else arm the timer that asks anyway after the ACK delay.
+  void InferRodLoss(TimePoint now, Pdc& pdc, size_t min_waiting);
+  // `response`: carry this one (else the stored guaranteed response of
+  // ack_psn, if any). `reply`: an answer to a control packet, not to an
+  // arrival: P = 1, so the sender takes no RTT sample from ACK_PSN.
+  void SendAck(TimePoint now, Pdc& pdc, Psn ack_psn, AckReason reason, bool ecn = false,
+               const SesResponse* response = nullptr, bool reply = false);
+  // `counters`: the PDC the NACK belongs to, nullptr for none.
+  void SendNack(PdcCounters* counters, const IpAddress& to, NackCode code, Psn psn,
+                PdcId spdcid, PdcId dpdcid, uint32_t payload = 0);
+  void ApplyClear(Pdc& pdc, Psn clear_psn);
+
+  // ---- control packets, close and idle (engine_control.cc) ----
+  void HandleControl(TimePoint now, const IpAddress& from, const ControlPacket& cp);
+  void SendControl(TimePoint now, Pdc& pdc, ControlType type, Psn psn, uint32_t payload);
+  // Initiator side: CLEAR for everything acked so far.
+  void SendClear(TimePoint now, Pdc& pdc);
+  void StartClose(TimePoint now, Pdc& pdc);
+  void OnCloseReceived(TimePoint now, Pdc& pdc, Psn psn);
+  // Closes, expires or removes the PDC when its time has come; false if removed.
+  bool PdcTimers(TimePoint now, Pdc& pdc);
+  // When PdcTimers must run next for this PDC.
+  TimePoint PdcDeadline(const Pdc& pdc) const;
+  // Silence after CLOSE_REQ before a target removes an unanswered PDC: long
+  // enough that an initiator still retrying has failed by then.
+  Duration ExpireAfter() const;
+
+  // ---- RUDI and UUD (engine_datagram.cc) ----
+  Status SubmitRudi(TimePoint now, const SubmitRequest& request,
+                    std::span<const std::byte> bytes);
+  Status SubmitUud(const SubmitRequest& request, std::span<const std::byte> bytes);
+  void HandleRudi(TimePoint now, const IpAddress& from, const RudiPacket& p,
+                  std::span<const std::byte> payload, RxMeta meta);
+  void HandleRudiNack(TimePoint now, const IpAddress& from, const Nack& nack);
+  void HandleUud(const IpAddress& from, const UudRequest& p, std::span<const std::byte> payload,
+                 RxMeta meta);
+  void RudiTimers(TimePoint now);
+  void TransmitRudi(TimePoint now, uint32_t pkt_id, RudiPending& r);
 
   EngineConfig config_;
   Random& random_;
@@ -156,14 +352,27 @@ class Engine {
   PdcCounters retired_;       // counters of PDCs already removed
   PdcCounters unattributed_;  // events of no PDC (NACKs to unknown PDCs)
   uint32_t max_outstanding_ = 0;
+  size_t gtd_stored_ = 0;
+  size_t reorder_bytes_ = 0;
 
-  std::map<uint16_t, std::unique_ptr<InitiatorPdc>> initiators_;  // by local PDC ID
-  std::map<IpAddress, PdcId> initiator_by_peer_;
-  std::map<uint16_t, std::unique_ptr<TargetPdc>> targets_;  // by local PDC ID
-  std::map<std::pair<IpAddress, uint16_t>, PdcId> target_by_peer_;  // {src, peer spdcid}
+  std::map<uint16_t, std::unique_ptr<Pdc>> pdcs_;  // by local PDC ID
+  std::map<InitiatorKey, PdcId> initiator_by_key_;  // open initiator PDCs only
+  std::map<TargetKey, PdcId> target_by_peer_;
+  std::map<uint32_t, std::unique_ptr<RudiPending>> rudi_;  // by pkt_id
+  // The single RUDI RTO: RUDI has no PDC to keep one per peer.
+  std::unique_ptr<RtoEstimator> rudi_rto_;
 
   std::vector<std::byte> tx_buffer_;
-  std::vector<uint64_t> completed_;  // tokens to report after the state is updated
+  int depth_ = 0;  // entry points on the stack: Submit flushes only at depth 0
+  // Completions to report once the state is consistent.
+  struct Done {
+    uint64_t token;
+    IpAddress peer;
+    PdcId pdc;
+    NextHeader response_hdr;
+    std::vector<std::byte> response;
+  };
+  std::vector<Done> completed_;
 };
 
 }  // namespace uet::pds

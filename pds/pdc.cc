@@ -5,27 +5,28 @@
 
 namespace uet::pds {
 
-InitiatorPdc::InitiatorPdc(const IpAddress& peer_address, PdcId local_id, Psn start_psn,
-                           SendWindow send_window, RtoEstimator estimator,
-                           std::unique_ptr<cc::Controller> controller)
-    : peer(peer_address),
-      local(local_id),
-      window(std::move(send_window)),
+SenderHalf::SenderHalf(Psn start_psn, SendWindow send_window, RtoEstimator estimator,
+                       std::unique_ptr<cc::Controller> controller)
+    : window(std::move(send_window)),
       rto(std::move(estimator)),
-      last_cack_received(start_psn - 1),
       highest_acked(start_psn - 1),
       reported_through(start_psn - 1),
+      last_goback(start_psn - 1),
       cc(std::move(controller)),
       slots_(std::bit_ceil(window.mp_range())),
       mask_(static_cast<uint32_t>(slots_.size() - 1)) {}
 
-TargetPdc::TargetPdc(const IpAddress& peer_address, PdcId local_id, PdcId remote_id,
-                     PsnWindow psn_window, AckPolicy policy)
-    : peer(peer_address),
-      local(local_id),
-      remote(remote_id),
-      window(std::move(psn_window)),
-      ack(std::move(policy)),
-      last_arrival(window.cack()) {}
+Psn SenderHalf::AckedThrough() const {
+  Psn p = window.cack();
+  while (p + 1 < window.next_psn() && window.IsAcked(p + 1)) ++p;
+  return p;
+}
+
+ReceiverHalf::ReceiverHalf(PsnWindow psn_window, AckPolicy policy)
+    : window(std::move(psn_window)), ack(std::move(policy)), last_arrival(window.cack()) {}
+
+Pdc::Pdc(PdcRole pdc_role, PdsMode pdc_mode, const IpAddress& peer_address, PdcId local_id,
+         Psn start)
+    : role(pdc_role), mode(pdc_mode), peer(peer_address), local(local_id), start_psn(start) {}
 
 }  // namespace uet::pds

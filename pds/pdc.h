@@ -1,18 +1,21 @@
-// One PDC's state, as the engine (pds/engine.h) keeps it. RUD only in this
-// slice. A PDC carries requests one way: the initiator side sends them and
-// receives ACKs, the target side receives them and sends ACKs
-// (protocol-facts §2.9). spec-notes/pds.md "Engine (first slice)".
+// One PDC's state, as the engine (pds/engine.h) keeps it: identity, a sender
+// half and a receiver half. The initiator sends on the forward PSN space and
+// receives on the reverse one; the target the other way round (protocol-facts
+// §2.3, §2.9). spec-notes/pds.md "Engine".
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "pds/ack_policy.h"
 #include "pds/cc/controller.h"
 #include "pds/counters.h"
+#include "pds/engine.h"
 #include "pds/psn_window.h"
 #include "pds/rto_estimator.h"
 #include "pds/send_window.h"
@@ -23,38 +26,40 @@
 
 namespace uet::pds {
 
-// A request the initiator keeps until it is acked: its SES header and payload
-// (the PDS header is rebuilt on each transmission: SYN/dpdcid and
-// clear_psn_offset change once the PDC is established).
+// What a sent PSN carries: a request, or a CLOSE control packet.
+enum class SentKind : uint8_t { kRequest, kClose };
+
+// A PSN the sender keeps until it is acked: its SES header and payload (the
+// PDS header is rebuilt on each transmission: SYN/dpdcid and CLEAR_PSN change).
 struct SentPacket {
   bool used = false;
+  SentKind kind = SentKind::kRequest;
   uint64_t token = 0;
   NextHeader next_hdr = NextHeader::kNone;
+  bool ack_request = false;
   std::vector<std::byte> ses_and_payload;
   TimePoint sent_at{};
   uint32_t bytes = 0;  // on the wire: PDS header + SES header + payload
   bool retransmitted = false;
+  bool fast_retransmitted = false;
 };
 
-// A request submitted while the window was full.
+// A request submitted while the window (or the controller) was full.
 struct QueuedPacket {
   uint64_t token = 0;
   NextHeader next_hdr = NextHeader::kNone;
+  bool ack_request = false;
   std::vector<std::byte> ses_and_payload;
 };
 
-class InitiatorPdc {
+// The sending side of one direction of a PDC.
+class SenderHalf {
  public:
-  InitiatorPdc(const IpAddress& peer, PdcId local, Psn start_psn, SendWindow window,
-               RtoEstimator rto, std::unique_ptr<cc::Controller> controller);
+  SenderHalf(Psn start_psn, SendWindow window, RtoEstimator rto,
+             std::unique_ptr<cc::Controller> controller);
 
-  const IpAddress peer;
-  const PdcId local;
-  PdcId remote = kNoPdc;     // learnt from the first ACK's spdcid
-  bool established = false;  // a first ACK arrived: SYN = 0 from now on
   SendWindow window;
   RtoEstimator rto;
-  Psn last_cack_received;  // CLEAR_PSN source (protocol-facts §2.13)
   // Highest PSN any ACK acknowledged (cumulatively, by ACK_PSN or SACK), and
   // highest PSN an ACK described (CACK, or the last bit of a SACK bitmap). An
   // unacked PSN below both is a known hole; others may just be unreported.
@@ -63,33 +68,136 @@ class InitiatorPdc {
   TimePoint rto_deadline = TimePoint::Max();
   uint32_t retries = 0;            // consecutive timeouts without progress
   uint8_t last_nack_code = 0;      // 0: none received
+  bool gbn_peer = false;           // the peer NACKed ROD_OOO: it drops out-of-order PSNs
+  Psn last_goback;                 // go-back start PSN and when (one per RTO)
+  std::optional<TimePoint> last_goback_at;
   std::deque<QueuedPacket> queue;  // waiting for window space
-  // The congestion controller of this PDC's CCC (one initiator PDC per peer in
-  // this slice, so one CCC per PDC). Never null.
-  std::unique_ptr<cc::Controller> cc;
-  uint64_t bytes_in_flight = 0;  // SentPacket::bytes of the outstanding PSNs
-  PdcCounters counters;
+  std::unique_ptr<cc::Controller> cc;  // never null
+  // The highest PSN whose ACK asked for a clear (REQ = CLEAR): a CLEAR goes
+  // out once everything up to it is acked.
+  std::optional<Psn> clear_wanted;
+  uint64_t bytes_in_flight = 0;        // SentPacket::bytes of the outstanding PSNs
+
+  // The PSN through which every PSN is acked (CACK plus the SACKed run above
+  // it): the CLEAR_PSN this side announces (protocol-facts §2.13).
+  Psn AckedThrough() const;
+  bool Idle() const { return window.outstanding() == 0 && queue.empty(); }
 
   // Sent-packet store, a ring indexed by PSN mod capacity (>= MP_RANGE, so the
   // outstanding PSNs never collide).
   SentPacket& slot(Psn psn) { return slots_[psn.value() & mask_]; }
+  const SentPacket& slot(Psn psn) const { return slots_[psn.value() & mask_]; }
 
  private:
   std::vector<SentPacket> slots_;
   uint32_t mask_;
 };
 
-class TargetPdc {
- public:
-  TargetPdc(const IpAddress& peer, PdcId local, PdcId remote, PsnWindow window, AckPolicy ack);
+// A response SES asked to keep until cleared.
+struct StoredResponse {
+  SesResponse response;
+  TimePoint stored_at{};
+};
 
-  const IpAddress peer;
-  const PdcId local;
-  const PdcId remote;  // the initiator's spdcid
+// A ROD packet that arrived ahead of a gap.
+struct Reordered {
+  NextHeader next_hdr = NextHeader::kNone;
+  bool ecn_ce = false;
+  std::vector<std::byte> ses_and_payload;
+};
+
+// The receiving side of one direction of a PDC.
+class ReceiverHalf {
+ public:
+  ReceiverHalf(PsnWindow window, AckPolicy ack);
+
   PsnWindow window;
   AckPolicy ack;
   Psn last_arrival;  // the PSN an ACK sent on the delay timer names
+  bool last_arrival_ce = false;
+  // Guaranteed-delivery responses by PSN (held in `window` until cleared).
+  std::map<Psn, StoredResponse> stored;
+  std::optional<TimePoint> clear_requested_at;
+  // ROD: packets above a gap, by PSN; not yet received in `window`.
+  std::map<Psn, Reordered> reordered;
+  std::optional<Psn> rod_nacked_for;  // the expected PSN already NACKed (0x0D / 0x1A)
+  // ROD: packets wait behind a gap; if it is not filled by then, NACK
+  // UET_RCVR_INFER_LOSS even below the threshold (the tail of a burst).
+  std::optional<TimePoint> infer_loss_at;
+
+  bool Idle() const { return stored.empty() && reordered.empty() && ack.pending_packets() == 0; }
+};
+
+enum class PdcRole : uint8_t { kInitiator, kTarget };
+
+enum class PdcState : uint8_t {
+  kOpen,
+  kClosing,    // initiator: CLOSE sent, waiting for its ACK
+  kLingering,  // target: CLOSE received; answers late packets until close_linger ends
+};
+
+class Pdc {
+ public:
+  Pdc(PdcRole role, PdsMode mode, const IpAddress& peer, PdcId local, Psn start_psn);
+
+  const PdcRole role;
+  const PdsMode mode;  // kRud or kRod
+  const IpAddress peer;
+  const PdcId local;
+  const Psn start_psn;  // both directions (spec-notes/pds.md "Reverse direction")
+  PdcId remote = kNoPdc;     // initiator: learnt from the first ACK's spdcid
+  bool established = false;  // initiator: a first ACK arrived, SYN = 0 from now on
+  PdcState state = PdcState::kOpen;
+  JobId job;  // initiator key parts
+  uint8_t tc = 0;
+  std::optional<Psn> close_psn;         // the CLOSE's PSN (sent or received)
+  TimePoint linger_until = TimePoint::Max();
+  TimePoint last_activity{};            // any packet sent or received
+  std::optional<TimePoint> close_requested_at;  // target: CLOSE_REQ sent
+  // Initiator: tx is the forward sender, rx (made on the first reverse
+  // request) the reverse receiver. Target: rx always, tx on the first reverse
+  // Submit.
+  std::unique_ptr<SenderHalf> tx;
+  std::unique_ptr<ReceiverHalf> rx;
   PdcCounters counters;
+
+  bool is_initiator() const { return role == PdcRole::kInitiator; }
+  // Nothing outstanding or queued either way, no stored response, no ACK due.
+  bool Idle() const { return (!tx || tx->Idle()) && (!rx || rx->Idle()); }
+};
+
+}  // namespace uet::pds
+
+namespace uet::pds {
+
+// A RUDI request waiting for its response (RUDI keeps all state at the
+// initiator, protocol-facts §2.8).
+struct RudiPending {
+  IpAddress dst;
+  uint64_t token = 0;
+  NextHeader next_hdr = NextHeader::kNone;
+  std::vector<std::byte> ses_and_payload;
+  TimePoint sent_at{};
+  TimePoint deadline = TimePoint::Max();
+  uint32_t retries = 0;
+  bool retransmitted = false;
+  uint8_t last_nack_code = 0;
+};
+
+}  // namespace uet::pds
+
+namespace uet::pds {
+
+// Marks an engine entry point on the stack (Submit defers completions inside one).
+class DepthGuard {
+ public:
+  explicit DepthGuard(int& depth) : depth_(depth) { ++depth_; }
+  ~DepthGuard() { --depth_; }
+  DepthGuard(const DepthGuard&) = delete;
+  DepthGuard& operator=(const DepthGuard&) = delete;
+
+ private:
+  int& depth_;
 };
 
 }  // namespace uet::pds

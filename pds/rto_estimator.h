@@ -61,6 +61,10 @@ class RtoEstimator {
   bool OnAck(TimePoint sent_at, TimePoint now, bool retransmitted);
   // A retransmission timer fired: the next RTO doubles (up to max_rto).
   void OnTimeout();
+  // An ACK acknowledged new data without giving a sample (Karn: only
+  // retransmitted or delayed PSNs were acked): the path works again, so the
+  // backoff ends, as Linux does on forward progress.
+  void OnProgress() { timeouts_ = 0; }
 
   Duration Rto() const;
   TimePoint Deadline(TimePoint armed_at) const { return armed_at + Rto(); }

@@ -110,16 +110,16 @@ TEST(PdcCounters, ForEachVisitsEveryCounterOnceWithUniqueNames) {
   PdcCounters c;
   size_t visits = 0;
   auto names = VisitNames(c, &visits);
-  // 7 scalars + acks + 2 ack scalars + 2 NACK arrays + 3 scalars.
-  EXPECT_EQ(visits, 7 + kAckReasonCount + 2 + 2 * kNackSlots + 3);
+  // 8 scalars + acks + 2 ack scalars + 2 NACK arrays + 6 scalars.
+  EXPECT_EQ(visits, 8 + kAckReasonCount + 2 + 2 * kNackSlots + 6);
   EXPECT_EQ(names.size(), visits);
   EXPECT_EQ(sizeof(PdcCounters), visits * sizeof(uint64_t))
       << "a field ForEach does not visit";
   // Every field is reachable: fill through ForEachMutable, read the fields.
   Fill(c, [](uint64_t i) { return i + 1; });
   EXPECT_EQ(c.packets_sent, 1u);
-  EXPECT_EQ(c.sacked_unacked_probes, visits);
-  EXPECT_EQ(c.nacks_received.other(), visits - 3);
+  EXPECT_EQ(c.rod_reordered, visits);
+  EXPECT_EQ(c.nacks_received.other(), visits - 6);
   EXPECT_EQ(names.count("nacks_received.UET_TRIMMED"), 1u);
   EXPECT_EQ(names.count("acks_sent.byte-trigger"), 1u);
 }
@@ -141,14 +141,14 @@ TEST(EngineCounters, ForEachVisitsEveryCounterOnceWithUniqueNames) {
   EngineCounters c;
   size_t visits = 0;
   auto names = VisitNames(c, &visits);
-  EXPECT_EQ(visits, kDropReasonCount + 4);
+  EXPECT_EQ(visits, kDropReasonCount + 13);
   EXPECT_EQ(names.size(), visits);
   EXPECT_EQ(sizeof(EngineCounters), visits * sizeof(uint64_t));
   EXPECT_EQ(names.count("drops.unknown-pdc-no-syn"), 1u);
   EXPECT_EQ(names.count("table_full"), 1u);
   Fill(c, [](uint64_t i) { return i + 1; });
   EXPECT_EQ(c.drops[DropReason::kTruncated], 1u);
-  EXPECT_EQ(c.table_full, visits);
+  EXPECT_EQ(c.uud_received, visits);
 }
 
 TEST(EngineCounters, PlusEqualsAddsEveryField) {
@@ -161,7 +161,7 @@ TEST(EngineCounters, PlusEqualsAddsEveryField) {
     EXPECT_EQ(v, 1001 * (i + 1)) << name;
     ++i;
   });
-  EXPECT_EQ(i, kDropReasonCount + 4);
+  EXPECT_EQ(i, kDropReasonCount + 13);
 }
 
 TEST(PdcCounters, ZeroInitialised) {

@@ -15,6 +15,7 @@ void Host::Send(Packet packet) {
   if (!attached()) return;
   ++counters_.sent;
   if (packet.src == IpAddress()) packet.src = address_;
+  packet.checksum = PayloadChecksum(packet.bytes);
   network_->Transmit(*this, std::move(packet));
 }
 

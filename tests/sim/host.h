@@ -24,6 +24,9 @@ struct HostCounters {
   uint64_t sent = 0;
   uint64_t received = 0;
   uint64_t timers_fired = 0;
+  // Arrived with bytes that no longer match their checksum: dropped before
+  // OnReceive (not counted in `received`).
+  uint64_t checksum_drops = 0;
 };
 
 class Host {
@@ -39,7 +42,8 @@ class Host {
   virtual void OnTimer(TimePoint now) { (void)now; }
 
   // Transmits on this host's uplink. `src` is filled with address() when left
-  // at 0.0.0.0; the network stamps a fresh trace id. Needs an attached host.
+  // at 0.0.0.0; the checksum of the bytes is recorded (overwriting any set
+  // before); the network stamps a fresh trace id. Needs an attached host.
   void Send(Packet packet);
   // Arms the timer for `at` (a past time fires at Now()), replacing any
   // earlier deadline; TimePoint::Max() disarms it.

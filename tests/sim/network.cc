@@ -18,6 +18,11 @@ class Network::HostPort final : public PacketSink {
       ++network_.counters_.misaddressed;
       return;
     }
+    if (!ChecksumOk(packet)) {  // the receiving kernel's UDP checksum check
+      ++network_.counters_.checksum_drops;
+      ++host_->counters_.checksum_drops;
+      return;
+    }
     ++network_.counters_.delivered;
     ++host_->counters_.received;
     const TimePoint now = network_.loop_.Now();

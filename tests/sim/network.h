@@ -14,7 +14,8 @@
 
 namespace uet::sim {
 
-// Called for every packet handed to a host, just before its OnReceive.
+// Called for every packet handed to a host, just before its OnReceive (not
+// for packets dropped for a bad checksum).
 using DeliveryObserver = std::function<void(TimePoint now, const Host& to, const Packet&)>;
 
 struct NetworkCounters {
@@ -22,6 +23,7 @@ struct NetworkCounters {
   uint64_t delivered = 0;     // packets handed to hosts
   uint64_t misaddressed = 0;  // reached a host whose address is not the dst: dropped
   uint64_t to_detached = 0;   // reached a host already destroyed: dropped
+  uint64_t checksum_drops = 0;  // bytes no longer match the checksum: dropped
 };
 
 class Network {

@@ -1,0 +1,344 @@
+// The receiver half: matching a request to its PDC (or opening one), the
+// checks that answer with a NACK, RUD and ROD delivery to SES, ACKs with SES
+// responses, guaranteed-delivery storage and clears
+// (spec-notes/pds.md "Engine: receiver").
+#include <algorithm>
+
+#include "pds/engine.h"
+#include "pds/pdc.h"
+
+namespace uet::pds {
+namespace {
+
+// ROD: the next PSN to hand up. Above CACK when CACK waits at a PSN whose
+// guaranteed-delivery response is not cleared yet.
+Psn NextToDeliver(const ReceiverHalf& rx) {
+  Psn p = rx.window.cack() + 1;
+  for (uint32_t i = 0; i < rx.window.mp_range() && rx.window.IsReceived(p); ++i) ++p;
+  return p;
+}
+
+}  // namespace
+
+Pdc* Engine::MatchRequest(const IpAddress& from, const RudRodRequest& req) {
+  if (req.syn) {
+    const Psn start = req.psn - req.psn_offset;
+    TargetKey key{from, req.spdcid.value()};
+    if (auto it = target_by_peer_.find(key); it != target_by_peer_.end()) {
+      Pdc& existing = *pdcs_.at(it->second.value());
+      if (existing.start_psn == start) return &existing;
+      if (existing.state != PdcState::kLingering) {
+        Drop(DropReason::kInvalidSyn);
+        SendNack(&existing.counters, from, NackCode::kInvalidSyn, req.psn, existing.local,
+                 req.spdcid);
+        return nullptr;
+      }
+      // The initiator closed that PDC and reused its ID: a new incarnation.
+      ++counters_.pdcs_closed;
+      RemovePdc(existing.local);
+    }
+    std::optional<PdcId> id = AllocatePdcId();
+    if (!id) {
+      ++counters_.table_full;
+      Drop(DropReason::kNoPdcAvailable);
+      SendNack(nullptr, from, NackCode::kNoPdcAvail, req.psn, kNoPdc, req.spdcid);
+      return nullptr;
+    }
+    Result<std::unique_ptr<ReceiverHalf>> rx = MakeReceiver(start);
+    if (!rx.ok()) return nullptr;  // unreachable: config validated
+    const PdsMode mode = req.mode == DeliveryMode::kRod ? PdsMode::kRod : PdsMode::kRud;
+    auto pdc = std::make_unique<Pdc>(PdcRole::kTarget, mode, from, *id, start);
+    pdc->remote = req.spdcid;
+    pdc->established = true;
+    pdc->rx = std::move(*rx);
+    Pdc* raw = pdc.get();
+    pdcs_.emplace(id->value(), std::move(pdc));
+    target_by_peer_.emplace(key, *id);
+    ++counters_.pdcs_opened;
+    return raw;
+  }
+  Pdc* pdc = FindPdcMutable(req.dpdcid);
+  if (pdc == nullptr) {
+    Drop(DropReason::kUnknownPdcNoSyn);
+    SendNack(nullptr, from, NackCode::kInvDpdcid, req.psn, kNoPdc, req.spdcid);
+    return nullptr;
+  }
+  const bool remote_known = pdc->established || !pdc->is_initiator();
+  if (pdc->peer != from || (remote_known && pdc->remote != req.spdcid)) {
+    Drop(DropReason::kHeaderMismatch);
+    SendNack(nullptr, from, NackCode::kPdcHdrMismatch, req.psn, kNoPdc, req.spdcid);
+    return nullptr;
+  }
+  if (pdc->is_initiator()) {
+    // A request on the reverse PSN space. It can only come from the target of
+    // our SYN, so it names the target's PDC as an ACK would (that ACK may
+    // have been lost).
+    if (!pdc->established) {
+      pdc->established = true;
+      pdc->remote = req.spdcid;
+    }
+    if (!pdc->rx) {
+      Result<std::unique_ptr<ReceiverHalf>> rx = MakeReceiver(pdc->start_psn);
+      if (!rx.ok()) return nullptr;  // unreachable: config validated
+      pdc->rx = std::move(*rx);
+    }
+  }
+  return pdc;
+}
+
+void Engine::HandleRequest(TimePoint now, const IpAddress& from, const RudRodRequest& req,
+                           std::span<const std::byte> payload, RxMeta meta) {
+  if (req.spdcid == kNoPdc) {  // no PDC to answer to
+    Drop(DropReason::kUnparsable);
+    return;
+  }
+  Pdc* found = MatchRequest(from, req);
+  if (found == nullptr) return;
+  Pdc& pdc = *found;
+  ReceiverHalf& rx = *pdc.rx;
+  const PdsMode mode = req.mode == DeliveryMode::kRod ? PdsMode::kRod : PdsMode::kRud;
+  if (mode != pdc.mode) {
+    Drop(DropReason::kModeMismatch);
+    SendNack(&pdc.counters, from, NackCode::kPdcModeMismatch, req.psn, pdc.local, pdc.remote);
+    return;
+  }
+  pdc.last_activity = now;
+  pdc.close_requested_at.reset();
+  if (pdc.state == PdcState::kLingering && pdc.close_psn && req.psn > *pdc.close_psn) {
+    Drop(DropReason::kClosing);
+    SendNack(&pdc.counters, from, NackCode::kClosing, req.psn, pdc.local, pdc.remote);
+    return;
+  }
+  ApplyClear(pdc, req.psn + req.clear_psn_offset);
+
+  const Psn highest_before = rx.window.highest_received();
+  RxPsn verdict = rx.window.Classify(req.psn);
+  if (verdict == RxPsn::kNew && rx.reordered.contains(req.psn)) verdict = RxPsn::kDuplicate;
+  AckArrival arrival;
+  arrival.payload_bytes = static_cast<uint32_t>(payload.size());
+  arrival.ack_requested = req.ar;
+  // SYN: ACK the first packet of a new PDC at once (it names our PDC ID);
+  // later SYN packets coalesce like any other.
+  arrival.syn = req.syn && pdc.counters.packets_received == 0;
+  arrival.ecn_ce = meta.ecn_ce;
+  switch (verdict) {
+    case RxPsn::kOutOfWindow:
+      ++pdc.counters.out_of_window;
+      Drop(DropReason::kOutOfWindow);
+      SendNack(&pdc.counters, from, NackCode::kPsnOorWindow, req.psn, pdc.local, pdc.remote);
+      return;
+    case RxPsn::kDuplicate:
+    case RxPsn::kDuplicateReleased:
+      ++pdc.counters.duplicates;
+      arrival.duplicate = true;
+      break;
+    case RxPsn::kNew:
+      arrival.out_of_order = req.psn != highest_before + 1;
+      break;
+  }
+  if (verdict == RxPsn::kNew) {
+    const Psn expected = pdc.mode == PdsMode::kRod ? NextToDeliver(rx) : req.psn;
+    if (pdc.mode == PdsMode::kRod && req.psn != expected) {
+      if (config_.rod_reorder_bytes == 0 ||
+          reorder_bytes_ + payload.size() > config_.rod_reorder_bytes) {
+        // Go-Back-N, as the spec text describes ROD: drop it and say which
+        // PSN we expect, once per expected PSN.
+        Drop(DropReason::kRodOutOfOrder);
+        if (rx.rod_nacked_for != expected) {
+          rx.rod_nacked_for = expected;
+          SendNack(&pdc.counters, from, NackCode::kRodOoo, req.psn, pdc.local, pdc.remote,
+                   expected.value());
+        }
+        return;
+      }
+      const bool first = pdc.counters.packets_received == 0;
+      rx.reordered.emplace(req.psn, Reordered{req.next_hdr, meta.ecn_ce,
+                                              {payload.begin(), payload.end()}});
+      reorder_bytes_ += payload.size();
+      ++pdc.counters.rod_reordered;
+      ++pdc.counters.packets_received;
+      pdc.counters.bytes_received += RudRodRequest::kSize + payload.size();
+      InferRodLoss(now, pdc, config_.fast_retransmit_threshold);
+      // An ACK now would carry no news (the packet is not SACKed until it goes
+      // up), except to a new PDC's initiator, which learns our PDC ID from it.
+      if (first && req.syn) SendAck(now, pdc, rx.window.cack(), AckReason::kSyn, meta.ecn_ce);
+      return;
+    } else {
+      Delivered d = DeliverUp(now, pdc, req.psn, req.next_hdr, payload, meta.ecn_ce);
+      if (!d.accepted) return;
+      bool released = false;
+      if (!rx.reordered.empty()) {
+        arrival.out_of_order = true;  // CACK jumps: tell the sender at once
+        released = true;
+        ReleaseReordered(now, pdc);
+        InferRodLoss(now, pdc, config_.fast_retransmit_threshold);
+      }
+      if (d.acked && !released) {
+        // The ACK carrying the response covered this arrival.
+        ++pdc.counters.packets_received;
+        pdc.counters.bytes_received += RudRodRequest::kSize + payload.size();
+        rx.last_arrival = req.psn;
+        rx.last_arrival_ce = meta.ecn_ce;
+        return;
+      }
+    }
+  }
+  ++pdc.counters.packets_received;
+  pdc.counters.bytes_received += RudRodRequest::kSize + payload.size();
+  if (rx.window.IsReceived(req.psn)) {  // not a repeat of a buffered ROD packet
+    rx.last_arrival = req.psn;
+    rx.last_arrival_ce = meta.ecn_ce;
+  }
+  if (AckReason why = rx.ack.OnPacket(now, arrival); why != AckReason::kNone) {
+    SendAck(now, pdc, req.psn, why, meta.ecn_ce);
+  }
+}
+
+Engine::Delivered Engine::DeliverUp(TimePoint now, Pdc& pdc, Psn psn, NextHeader next_hdr,
+                                    std::span<const std::byte> payload, bool ecn_ce) {
+  if (gtd_stored_ >= config_.max_gtd_responses) {
+    // SES might answer with a response to keep and there is no room for one.
+    Drop(DropReason::kNoResource);
+    SendNack(&pdc.counters, pdc.peer, NackCode::kNoGtdDelAvail, psn, pdc.local, pdc.remote);
+    return {};
+  }
+  RxRequest request;
+  request.src = pdc.peer;
+  request.mode = pdc.mode;
+  request.pdc = pdc.local;
+  request.psn = psn;
+  request.next_hdr = next_hdr;
+  request.ecn_ce = ecn_ce;
+  const PdcId local = pdc.local;
+  SesResponse response = delivery_.OnRequest(request, payload);
+  // The upcall may have re-entered Submit; it cannot remove PDCs.
+  if (FindPdcMutable(local) != &pdc) return {};
+  ReceiverHalf& rx = *pdc.rx;
+  if (std::optional<NackCode> code = response.refused()) {
+    Drop(DropReason::kNoResource);
+    SendNack(&pdc.counters, pdc.peer, *code, psn, pdc.local, pdc.remote);
+    return {};
+  }
+  if (response.guaranteed()) {
+    if (rx.window.HoldCack(psn).ok()) {
+      rx.stored.emplace(psn, StoredResponse{response, now});
+      ++gtd_stored_;
+      ++pdc.counters.gtd_responses_stored;
+    }
+  }
+  rx.window.Receive(psn);
+  if (response.next_hdr() == NextHeader::kNone) return {true, false};
+  // A response goes back at once, in the ACK for this PSN.
+  SendAck(now, pdc, psn, AckReason::kGuaranteedDelivery, ecn_ce, &response);
+  return {true, true};
+}
+
+void Engine::InferRodLoss(TimePoint now, Pdc& pdc, size_t min_waiting) {
+  ReceiverHalf& rx = *pdc.rx;
+  rx.infer_loss_at.reset();
+  if (rx.reordered.empty() || config_.fast_retransmit_threshold == 0) return;
+  const Psn expected = NextToDeliver(rx);
+  if (rx.rod_nacked_for == expected) return;  // asked once for this gap
+  if (rx.reordered.size() < min_waiting) {
+    // Reordering by a few packets fills the gap soon; loss at the tail of a
+    // burst does not: ask after the ACK delay.
+    rx.infer_loss_at = now + config_.ack.ack_delay;
+    return;
+  }
+  rx.rod_nacked_for = expected;
+  SendNack(&pdc.counters, pdc.peer, NackCode::kRcvrInferLoss, expected, pdc.local, pdc.remote,
+           expected.value());
+}
+
+void Engine::ReleaseReordered(TimePoint now, Pdc& pdc) {
+  ReceiverHalf& rx = *pdc.rx;
+  while (!rx.reordered.empty() && rx.reordered.begin()->first == NextToDeliver(rx)) {
+    auto node = rx.reordered.extract(rx.reordered.begin());
+    reorder_bytes_ -= node.mapped().ses_and_payload.size();
+    Delivered d = DeliverUp(now, pdc, node.key(), node.mapped().next_hdr,
+                            node.mapped().ses_and_payload, node.mapped().ecn_ce);
+    if (!d.accepted) break;  // refused: the sender resends it (it was never SACKed)
+  }
+}
+
+void Engine::SendAck(TimePoint now, Pdc& pdc, Psn ack_psn, AckReason reason, bool ecn,
+                     const SesResponse* response, bool reply) {
+  ReceiverHalf& rx = *pdc.rx;
+  // ACK_PSN tells the sender that this PSN arrived, and the sender takes an
+  // RTT sample from it: never name one that has not gone up (a ROD packet in
+  // the reorder buffer) — such an ACK would carry no news anyway. A new PDC's
+  // SYN ACK names CACK = Start_PSN - 1, which was never sent.
+  if (!rx.window.IsReceived(ack_psn)) {
+    if (reason != AckReason::kSyn) {
+      rx.ack.OnAckSent();  // nothing to say: do not keep an ACK due
+      return;
+    }
+    ack_psn = rx.window.cack();
+  }
+  Ack ack;
+  if (response == nullptr) {
+    if (auto it = rx.stored.find(ack_psn); it != rx.stored.end()) response = &it->second.response;
+  }
+  std::span<const std::byte> body;
+  if (response != nullptr && response->next_hdr() != NextHeader::kNone) {
+    ack.next_hdr = response->next_hdr();
+    body = response->bytes();
+    if (response->guaranteed()) ack.req = AckRequest::kClear;
+  }
+  ack.m = ecn;
+  ack.cack_psn = rx.window.cack();
+  // P = 1: the field is probe_opaque (0), not an ACK_PSN.
+  ack.p = reply;
+  if (!reply) ack.ack_psn_offset = static_cast<int16_t>(ack_psn - ack.cack_psn);
+  ack.spdcid = pdc.local;
+  ack.dpdcid = pdc.remote;
+  if (rx.window.pending_count() > 0) {
+    SackBlock sack = rx.window.Sack();
+    // A PSN with a stored response is acknowledged only by an ACK carrying
+    // that response: leave it out of the bitmap.
+    if (rx.window.held_count() > 0) {
+      const Psn base = ack.cack_psn + sack.sack_psn_offset;
+      for (int i = 0; i < 64; ++i) {
+        if (rx.window.IsHeld(base + i)) sack.bitmap &= ~(uint64_t{1} << i);
+      }
+    }
+    AckCc cc;
+    cc.ack = ack;
+    cc.ext.mpr = static_cast<uint8_t>(std::min<uint32_t>(255, rx.window.mp_range() / 128));
+    cc.ext.sack_psn_offset = sack.sack_psn_offset;
+    cc.ext.sack_bitmap = sack.bitmap;
+    Emit(pdc.peer, cc, body);
+  } else {
+    Emit(pdc.peer, ack, body);
+  }
+  pdc.counters.acks_sent.Count(reason);
+  pdc.last_activity = now;
+  rx.ack.OnAckSent();
+}
+
+void Engine::SendNack(PdcCounters* counters, const IpAddress& to, NackCode code, Psn psn,
+                      PdcId spdcid, PdcId dpdcid, uint32_t payload) {
+  Nack nack;
+  nack.nack_code = code;
+  nack.nack_psn = psn;
+  nack.spdcid = spdcid;
+  nack.dpdcid = dpdcid;
+  nack.payload = payload;
+  Emit(to, nack, {});
+  (counters != nullptr ? *counters : unattributed_).nacks_sent.Count(code);
+}
+
+void Engine::ApplyClear(Pdc& pdc, Psn clear_psn) {
+  ReceiverHalf& rx = *pdc.rx;
+  if (rx.stored.empty()) return;
+  // Only a PSN that arrived can have been acked: ignore a CLEAR_PSN beyond.
+  if (clear_psn > rx.window.highest_received()) clear_psn = rx.window.highest_received();
+  rx.window.ClearThrough(clear_psn);
+  while (!rx.stored.empty() && rx.stored.begin()->first <= clear_psn) {
+    rx.stored.erase(rx.stored.begin());
+    --gtd_stored_;
+  }
+  if (rx.stored.empty()) rx.clear_requested_at.reset();
+}
+
+}  // namespace uet::pds

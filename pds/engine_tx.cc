@@ -1,0 +1,473 @@
+// The sender half: Submit, the window pump, ACK and NACK handling,
+// retransmission (RTO, fast, go-back, probe) and PDC failure
+// (spec-notes/pds.md "Engine: sender").
+#include <algorithm>
+#include <vector>
+
+#include "pds/engine.h"
+#include "pds/pdc.h"
+#include "pds/dpdcid_slot.h"
+#include "pds/prologue.h"
+#include "pds/rudi.h"
+#include "pds/uud.h"
+
+namespace uet::pds {
+namespace {
+
+constexpr const char* kContext = "pds.engine";
+// psn_offset is 12 bits: with SYN = 1 a PSN must lie within 4095 of Start_PSN.
+constexpr uint32_t kMaxSynPsnOffset = (1u << kPsnOffsetBits) - 1;
+
+size_t HeaderSize(PdsMode mode) {
+  switch (mode) {
+    case PdsMode::kRud:
+    case PdsMode::kRod: return RudRodRequest::kSize;
+    case PdsMode::kRudi: return RudiPacket::kSize;
+    case PdsMode::kUud: return UudRequest::kSize;
+  }
+  return RudRodRequest::kSize;
+}
+
+}  // namespace
+
+Status Engine::Submit(TimePoint now, const SubmitRequest& request,
+                      std::span<const std::byte> ses_header_and_payload) {
+  if (ses_header_and_payload.size() + HeaderSize(request.mode) > config_.max_packet_bytes) {
+    return Error::Invalid(kContext, "packet too big", ses_header_and_payload.size());
+  }
+  UET_RETURN_IF_ERROR(CheckNextHeader(request.next_hdr, kContext));
+  Status st = OkStatus();
+  {
+    DepthGuard guard(depth_);
+    switch (request.mode) {
+      case PdsMode::kRudi: st = SubmitRudi(now, request, ses_header_and_payload); break;
+      case PdsMode::kUud: st = SubmitUud(request, ses_header_and_payload); break;
+      case PdsMode::kRud:
+      case PdsMode::kRod: {
+        Pdc* pdc = nullptr;
+        if (request.reverse_of != kNoPdc) {
+          pdc = FindPdcMutable(request.reverse_of);
+          if (pdc == nullptr || pdc->is_initiator() || pdc->state != PdcState::kOpen) {
+            return Error::Invalid(kContext, "reverse_of: no open target PDC",
+                                  request.reverse_of.value());
+          }
+          if (!pdc->tx) {
+            UET_ASSIGN_OR_RETURN(pdc->tx, MakeSender(pdc->start_psn));
+          }
+        } else {
+          UET_ASSIGN_OR_RETURN(pdc, GetOrCreateInitiator(request));
+        }
+        st = SubmitToPdc(now, *pdc, request, ses_header_and_payload);
+        break;
+      }
+    }
+  }
+  if (depth_ == 0) FlushCompletions();
+  return st;
+}
+
+Status Engine::SubmitToPdc(TimePoint now, Pdc& pdc, const SubmitRequest& request,
+                           std::span<const std::byte> bytes) {
+  SenderHalf& tx = *pdc.tx;
+  if (tx.queue.size() >= config_.max_queued_per_pdc) {
+    return Error::Invalid(kContext, "queue full", tx.queue.size());
+  }
+  tx.queue.push_back(QueuedPacket{request.token, request.next_hdr, request.ack_request,
+                                  std::vector<std::byte>(bytes.begin(), bytes.end())});
+  Pump(now, pdc);
+  return OkStatus();
+}
+
+void Engine::Pump(TimePoint now, Pdc& pdc) {
+  SenderHalf& tx = *pdc.tx;
+  while (!tx.queue.empty() && tx.window.CanSend()) {
+    // Before the first ACK every packet carries SYN + psn_offset (12 bits).
+    if (pdc.is_initiator() && !pdc.established &&
+        static_cast<uint32_t>(tx.window.next_psn() - tx.window.start_psn()) > kMaxSynPsnOffset) {
+      break;
+    }
+    QueuedPacket& q = tx.queue.front();
+    const auto bytes = static_cast<uint32_t>(RudRodRequest::kSize + q.ses_and_payload.size());
+    if (!tx.cc->CanSend(tx.bytes_in_flight, bytes)) break;  // OnAck/OnTimer pump again
+    std::optional<Psn> psn = tx.window.Send();
+    if (!psn) break;
+    SentPacket& s = tx.slot(*psn);
+    s.used = true;
+    s.kind = SentKind::kRequest;
+    s.token = q.token;
+    s.next_hdr = q.next_hdr;
+    s.ses_and_payload = std::move(q.ses_and_payload);
+    s.bytes = bytes;
+    s.retransmitted = false;
+    s.fast_retransmitted = false;
+    const bool ack_request = q.ack_request;
+    tx.queue.pop_front();
+    // AR on the last packet of a burst: the target answers at once instead of
+    // after its ACK delay.
+    s.ack_request = ack_request || tx.queue.empty();
+    tx.bytes_in_flight += bytes;
+    Transmit(now, pdc, *psn, /*retx=*/false);
+    max_outstanding_ = std::max(max_outstanding_, tx.window.outstanding());
+    if (tx.rto_deadline == TimePoint::Max()) tx.rto_deadline = tx.rto.Deadline(now);
+  }
+}
+
+void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
+  SenderHalf& tx = *pdc.tx;
+  SentPacket& s = tx.slot(psn);
+  const bool syn = pdc.is_initiator() && !pdc.established;
+  const auto psn_offset = static_cast<uint16_t>(psn - pdc.start_psn);
+  if (s.kind == SentKind::kClose) {
+    ControlPacket cp;
+    cp.ctl_type = ControlType::kClose;
+    cp.is_rod = pdc.mode == PdsMode::kRod;
+    cp.retx = retx;
+    cp.ar = true;
+    cp.psn = psn;
+    cp.spdcid = pdc.local;
+    cp.syn = syn;
+    if (syn) {
+      cp.psn_offset = psn_offset;
+    } else {
+      cp.dpdcid = pdc.remote;
+    }
+    Emit(pdc.peer, cp, {});
+  } else {
+    RudRodRequest req;
+    req.mode = pdc.mode == PdsMode::kRod ? DeliveryMode::kRod : DeliveryMode::kRud;
+    req.next_hdr = s.next_hdr;
+    req.retx = retx;
+    req.ar = retx || s.ack_request;
+    req.psn = psn;
+    req.spdcid = pdc.local;
+    // CLEAR_PSN: everything up to it acked; psn - it <= MP_RANGE <= 32640 fits int16.
+    req.clear_psn_offset = static_cast<int16_t>(tx.AckedThrough() - psn);
+    req.syn = syn;
+    if (syn) {
+      req.psn_offset = psn_offset;
+    } else {
+      req.dpdcid = pdc.remote;
+    }
+    Emit(pdc.peer, req, s.ses_and_payload);
+  }
+  s.sent_at = now;
+  pdc.last_activity = now;
+  ++pdc.counters.packets_sent;
+  pdc.counters.bytes_sent += s.bytes;
+  // Retransmissions are not gated by CanSend: their bytes are in flight already.
+  tx.cc->OnSent(cc::SentEvent{now, psn, s.bytes, retx});
+}
+
+// ---- ACK ----
+
+void Engine::HandleAck(TimePoint now, const IpAddress& from, const Ack& ack,
+                       std::optional<SackBlock> sack, std::span<const std::byte> response) {
+  Pdc* found = FindPdcMutable(ack.dpdcid);
+  const bool knows_remote = found != nullptr && (found->established || !found->is_initiator());
+  if (found == nullptr || !found->tx || found->peer != from || ack.spdcid == kNoPdc ||
+      (knows_remote && ack.spdcid != found->remote)) {
+    Drop(DropReason::kAckUnknownPdc);
+    return;
+  }
+  Pdc& pdc = *found;
+  SenderHalf& tx = *pdc.tx;
+  const bool has_response = ack.next_hdr != NextHeader::kNone;
+  if (has_response && (ack.p || response.size() > SesResponse::kMaxBytes)) {
+    Drop(DropReason::kUnparsable);  // a probe ACK names no PSN to answer for
+    return;
+  }
+  uint64_t acked_bytes = 0;
+  uint32_t acked_packets = 0;
+  bool close_acked = false;
+  std::optional<Duration> rtt;
+  AckInfo info;
+  info.cack_psn = ack.cack_psn;
+  if (!ack.p) info.ack_psn = ack.cack_psn + ack.ack_psn_offset;
+  info.sack = sack;
+  AckSummary sum = tx.window.ApplyAck(info, [&](Psn psn, AckKind) {
+    if (psn > tx.highest_acked) tx.highest_acked = psn;
+    SentPacket& s = tx.slot(psn);
+    if (!s.used) return;
+    // RTT samples only from the PSN that triggered the ACK (ACK_PSN), never
+    // retransmitted (Karn): a PSN acked later, cumulatively or by SACK, may
+    // have waited for a gap (ROD reorder buffer) or an ACK trigger.
+    if (info.ack_psn && psn == *info.ack_psn && !s.retransmitted) {
+      tx.rto.OnAck(s.sent_at, now, false);
+      rtt = now - s.sent_at;
+    }
+    acked_bytes += s.bytes;
+    ++acked_packets;
+    tx.bytes_in_flight -= s.bytes;
+    if (s.kind == SentKind::kClose) {
+      close_acked = true;
+    } else {
+      Done d{s.token, pdc.peer, pdc.local, NextHeader::kNone, {}};
+      if (has_response && info.ack_psn && psn == *info.ack_psn) {
+        d.response_hdr = ack.next_hdr;
+        d.response.assign(response.begin(), response.end());
+      }
+      completed_.push_back(std::move(d));
+    }
+    s.used = false;
+    s.ses_and_payload.clear();
+  });
+  if (sum.outcome == AckOutcome::kInvalid) {
+    ++pdc.counters.acks_received_invalid;
+    Drop(DropReason::kAckInvalid);
+    return;
+  }
+  ++pdc.counters.acks_received;
+  pdc.last_activity = now;
+  if (pdc.is_initiator() && !pdc.established) {  // 0-RTT: the first ACK names the target's PDC
+    pdc.established = true;
+    pdc.remote = ack.spdcid;
+  }
+  Psn reported = sack ? ack.cack_psn + sack->sack_psn_offset + 63 : ack.cack_psn;
+  if (reported >= tx.window.next_psn()) reported = tx.window.next_psn() - 1;
+  if (reported > tx.reported_through) tx.reported_through = reported;
+  if (sum.newly_acked > 0) {
+    tx.retries = 0;
+    tx.rto.OnProgress();
+    tx.rto_deadline = tx.window.outstanding() > 0 ? tx.rto.Deadline(now) : TimePoint::Max();
+  }
+  if (acked_packets > 0) {
+    cc::AckEvent ev;
+    ev.now = now;
+    ev.newly_acked_bytes = acked_bytes;
+    ev.newly_acked_packets = acked_packets;
+    ev.rtt_sample = rtt;
+    ev.ecn_marked = ack.m;
+    ev.bytes_in_flight_after = tx.bytes_in_flight;
+    tx.cc->OnAck(ev);
+  }
+  if (close_acked && pdc.state == PdcState::kClosing) {
+    ++counters_.pdcs_closed;
+    RemovePdc(pdc.local);
+    return;
+  }
+  if (ack.req == AckRequest::kClear && info.ack_psn) {
+    if (!tx.clear_wanted || *info.ack_psn > *tx.clear_wanted) tx.clear_wanted = *info.ack_psn;
+  }
+  if (tx.clear_wanted && tx.AckedThrough() >= *tx.clear_wanted) SendClear(now, pdc);
+  FastRetransmit(now, pdc);
+  Pump(now, pdc);
+}
+
+void Engine::FastRetransmit(TimePoint now, Pdc& pdc) {
+  const uint32_t k = config_.fast_retransmit_threshold;
+  SenderHalf& tx = *pdc.tx;
+  if (k == 0 || tx.window.in_flight() == 0) return;
+  tx.window.ForEachOutstanding(false, [&](Psn psn) {
+    SentPacket& s = tx.slot(psn);
+    if (!s.used || s.fast_retransmitted || psn > tx.reported_through) return;
+    if (static_cast<int64_t>(tx.highest_acked - psn) < static_cast<int64_t>(k)) return;
+    s.fast_retransmitted = true;
+    s.retransmitted = true;
+    Transmit(now, pdc, psn, /*retx=*/true);
+    ++pdc.counters.retransmissions_fast;
+  });
+}
+
+// ---- NACK ----
+
+void Engine::HandleNack(TimePoint now, const IpAddress& from, const Nack& nack) {
+  Pdc* found = FindPdcMutable(nack.dpdcid);
+  if (found == nullptr || !found->tx || found->peer != from) {
+    Drop(DropReason::kAckUnknownPdc);
+    return;
+  }
+  Pdc& pdc = *found;
+  SenderHalf& tx = *pdc.tx;
+  pdc.counters.nacks_received.Count(nack.nack_code);
+  if (!tx.window.IsOutstanding(nack.nack_psn) || tx.window.IsAcked(nack.nack_psn)) {
+    Drop(DropReason::kNackUnknownPsn);  // stale
+    return;
+  }
+  pdc.last_activity = now;
+  tx.last_nack_code = static_cast<uint8_t>(nack.nack_code);
+  SentPacket& nacked = tx.slot(nack.nack_psn);
+  tx.cc->OnNack(cc::NackEvent{now, nack.nack_code, nack.nack_psn,
+                              nacked.used ? nacked.bytes : 0, nack.m});
+  switch (nack.nack_code) {
+    // The packet (or its ACK) was lost or cut: send it again now.
+    case NackCode::kTrimmed:
+    case NackCode::kTrimmedLastHop:
+    case NackCode::kTrimmedAck:
+    case NackCode::kRcvrInferLoss:
+    case NackCode::kPktNotRcvd:
+      if (nacked.used) {
+        nacked.retransmitted = true;
+        Transmit(now, pdc, nack.nack_psn, /*retx=*/true);
+        if (nack.nack_code == NackCode::kPktNotRcvd) {
+          ++pdc.counters.retransmissions_probe;
+        } else {
+          ++pdc.counters.retransmissions_nack;
+        }
+      }
+      break;
+    // A Go-Back-N ROD target dropped a PSN ahead of the one it expects (the
+    // payload); resend everything unacked from there.
+    case NackCode::kRodOoo: {
+      tx.gbn_peer = true;
+      Psn from_psn(nack.payload);
+      if (!tx.window.IsOutstanding(from_psn)) from_psn = tx.window.oldest_unacked();
+      GoBack(now, pdc, from_psn);
+      break;
+    }
+    // The target no longer has this PDC (it expired an idle one, or closed it):
+    // nothing sent on it since went up, so move everything to a new PDC.
+    case NackCode::kInvDpdcid:
+    case NackCode::kClosing:
+      if (pdc.state == PdcState::kClosing) {
+        // Our CLOSE was acked and its ACK lost; the target has let the PDC go.
+        ++counters_.pdcs_closed;
+        RemovePdc(pdc.local);
+        return;
+      }
+      if (pdc.is_initiator() && pdc.established && pdc.state == PdcState::kOpen) {
+        Reestablish(now, pdc);
+      } else {
+        Fail(pdc.local, FailureReason::kPeerNack);
+      }
+      return;
+    // This PDC cannot make progress.
+    case NackCode::kNoPdcAvail:
+    case NackCode::kInvalidSyn:
+    case NackCode::kPdcModeMismatch:
+    case NackCode::kPdcHdrMismatch:
+    case NackCode::kClosingInErr:
+    case NackCode::kExpNackErr:
+    case NackCode::kExpNackFatal:
+      Fail(pdc.local, FailureReason::kPeerNack);
+      return;
+    // Transient or resource conditions at the target: the RTO retries.
+    case NackCode::kNoCccAvail:
+    case NackCode::kNoBitmap:
+    case NackCode::kNoPktBuffer:
+    case NackCode::kNoGtdDelAvail:
+    case NackCode::kNoSesMsgAvail:
+    case NackCode::kNoResource:
+    case NackCode::kPsnOorWindow:
+    case NackCode::kGtdDelRespUnavail:
+    case NackCode::kAckWithData:
+    case NackCode::kNewStartPsn:
+    case NackCode::kRcvdSesProcg:
+    case NackCode::kUnexpEvent:
+    case NackCode::kExpNackNormal:
+      break;
+  }
+  Pump(now, pdc);  // the controller may have changed its window
+}
+
+void Engine::GoBack(TimePoint now, Pdc& pdc, Psn from) {
+  SenderHalf& tx = *pdc.tx;
+  // One go-back per start PSN and RTO: the NACKs for the rest of the burst
+  // that was already on its way ask for the same thing.
+  if (tx.last_goback_at && tx.last_goback == from && now < *tx.last_goback_at + tx.rto.Rto()) {
+    return;
+  }
+  tx.last_goback = from;
+  tx.last_goback_at = now;
+  tx.window.ForEachOutstanding(false, [&](Psn psn) {
+    SentPacket& s = tx.slot(psn);
+    if (!s.used || psn < from) return;
+    s.retransmitted = true;
+    Transmit(now, pdc, psn, /*retx=*/true);
+    ++pdc.counters.retransmissions_nack;
+  });
+  tx.rto_deadline = tx.rto.Deadline(now);
+}
+
+// ---- timeout ----
+
+void Engine::HandleRto(TimePoint now, Pdc& pdc) {
+  SenderHalf& tx = *pdc.tx;
+  if (tx.window.outstanding() == 0) {
+    tx.rto_deadline = TimePoint::Max();
+    return;
+  }
+  if (tx.retries >= config_.retry_limit) {
+    Fail(pdc.local, FailureReason::kRetryLimit);
+    return;
+  }
+  ++tx.retries;
+  tx.rto.OnTimeout();
+  const Psn oldest = tx.window.oldest_unacked();
+  if (tx.window.in_flight() == 0) {
+    // Every outstanding PSN arrived (SACKed) but CACK did not pass them: the
+    // ACK that moved it was lost, or a clear is missing. Ask, do not resend.
+    SendControl(now, pdc, ControlType::kAckReq, tx.window.cack() + 1, 0);
+    ++pdc.counters.sacked_unacked_probes;
+    if (tx.clear_wanted) SendClear(now, pdc);
+  } else {
+    tx.cc->OnTimeout(cc::TimeoutEvent{now, oldest, tx.slot(oldest).bytes});
+    // The oldest unacked PSN, and every unacked PSN that an ACK reported as a
+    // hole (below the highest acked PSN and inside some ACK's SACK range).
+    // Others may have arrived unreported: the AR on the retransmission brings
+    // a fresh ACK. A Go-Back-N peer dropped everything after the hole: all.
+    tx.window.ForEachOutstanding(false, [&](Psn psn) {
+      SentPacket& s = tx.slot(psn);
+      if (!s.used) return;
+      if (!tx.gbn_peer && psn != oldest &&
+          (psn > tx.highest_acked || psn > tx.reported_through)) {
+        return;
+      }
+      s.retransmitted = true;
+      Transmit(now, pdc, psn, /*retx=*/true);
+      ++pdc.counters.retransmissions_timeout;
+    });
+  }
+  tx.rto_deadline = tx.rto.Deadline(now);
+  Pump(now, pdc);  // after OnTimeout, as the Controller contract asks
+}
+
+// ---- failure and re-establishment ----
+
+void Engine::Fail(PdcId local, FailureReason reason) {
+  Pdc* pdc = FindPdcMutable(local);
+  if (pdc == nullptr) return;
+  Failure failure{pdc->peer, pdc->local, reason, pdc->tx ? pdc->tx->last_nack_code : uint8_t{0}};
+  std::vector<uint64_t> failed;
+  if (pdc->tx) {
+    SenderHalf& tx = *pdc->tx;
+    tx.window.ForEachOutstanding(false, [&](Psn psn) {
+      const SentPacket& s = tx.slot(psn);
+      if (s.used && s.kind == SentKind::kRequest) failed.push_back(s.token);
+    });
+    for (const QueuedPacket& q : tx.queue) failed.push_back(q.token);
+  }
+  ++counters_.pdcs_failed;
+  RemovePdc(local);
+  FlushCompletions();  // acks that arrived before the failure first
+  for (uint64_t token : failed) delivery_.OnSendFailed(token, failure);
+}
+
+void Engine::Reestablish(TimePoint now, Pdc& pdc) {
+  SenderHalf& tx = *pdc.tx;
+  std::vector<QueuedPacket> moved;
+  tx.window.ForEachOutstanding(false, [&](Psn psn) {
+    SentPacket& s = tx.slot(psn);
+    if (s.used && s.kind == SentKind::kRequest) {
+      moved.push_back(QueuedPacket{s.token, s.next_hdr, s.ack_request,
+                                   std::move(s.ses_and_payload)});
+    }
+  });
+  for (QueuedPacket& q : tx.queue) moved.push_back(std::move(q));
+  SubmitRequest key;
+  key.dst = pdc.peer;
+  key.mode = pdc.mode;
+  key.job = pdc.job;
+  key.tc = pdc.tc;
+  const Failure failure{pdc.peer, pdc.local, FailureReason::kPeerNack, tx.last_nack_code};
+  RemovePdc(pdc.local);
+  ++counters_.pdcs_reestablished;
+  Result<Pdc*> fresh = GetOrCreateInitiator(key);
+  if (!fresh.ok()) {
+    for (const QueuedPacket& q : moved) delivery_.OnSendFailed(q.token, failure);
+    return;
+  }
+  for (QueuedPacket& q : moved) (*fresh)->tx->queue.push_back(std::move(q));
+  Pump(now, **fresh);
+}
+
+}  // namespace uet::pds
