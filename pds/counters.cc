@@ -81,8 +81,10 @@ constexpr const char* kDropNames[kDropReasonCount] = {
     "drops.invalid-syn",       "drops.header-mismatch",   "drops.mode-mismatch",
     "drops.out-of-window",     "drops.rod-out-of-order",  "drops.closing",
     "drops.no-pdc-available",  "drops.no-resource",       "drops.ack-unknown-pdc",
-    "drops.ack-invalid",       "drops.nack-unknown-psn",
+    "drops.ack-invalid",       "drops.nack-unknown-psn",  "drops.stale-response",
 };
+
+static_assert(kDropNames[kDropReasonCount - 1] != nullptr, "a DropReason has no counter name");
 
 template <size_t N>
 void AddArray(std::array<uint64_t, N>& a, const std::array<uint64_t, N>& b) {

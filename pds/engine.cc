@@ -101,6 +101,7 @@ Status EngineConfig::Validate() const {
   if (clear_request_after.count() <= 0) {
     return Error::Invalid(kContext, "clear_request_after", 0);
   }
+  if (max_gtd_responses < 1) return Error::Invalid(kContext, "max_gtd_responses", 0);
   if (max_rudi_outstanding < 1) return Error::Invalid(kContext, "max_rudi_outstanding", 0);
   if (fast_retransmit_threshold > mp_range) {
     return Error::Invalid(kContext, "fast_retransmit_threshold", fast_retransmit_threshold);

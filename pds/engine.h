@@ -324,6 +324,7 @@ class Engine {
   void SendClear(TimePoint now, Pdc& pdc);
   void StartClose(TimePoint now, Pdc& pdc);
   void OnCloseReceived(TimePoint now, Pdc& pdc, Psn psn);
+  void EnterLinger(TimePoint now, Pdc& pdc);
   // Closes, expires or removes the PDC when its time has come; false if removed.
   bool PdcTimers(TimePoint now, Pdc& pdc);
   // When PdcTimers must run next for this PDC.
@@ -342,6 +343,8 @@ class Engine {
   void HandleUud(const IpAddress& from, const UudRequest& p, std::span<const std::byte> payload,
                  RxMeta meta);
   void RudiTimers(TimePoint now);
+  // Removes the request and reports it failed.
+  void FailRudi(uint32_t pkt_id, FailureReason reason);
   void TransmitRudi(TimePoint now, uint32_t pkt_id, RudiPending& r);
 
   EngineConfig config_;

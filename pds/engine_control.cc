@@ -128,10 +128,16 @@ void Engine::OnCloseReceived(TimePoint now, Pdc& pdc, Psn psn) {
   }
   rx.window.Receive(psn);
   ++pdc.counters.packets_received;
-  pdc.state = PdcState::kLingering;
   pdc.close_psn = psn;
-  pdc.linger_until = now + config_.close_linger;
   SendAck(now, pdc, psn, AckReason::kAckRequested);
+  // The CLOSE takes effect once every earlier PSN is in (our initiator sends
+  // it only then, but the network may reorder another's).
+  if (rx.window.cack() >= psn) EnterLinger(now, pdc);
+}
+
+void Engine::EnterLinger(TimePoint now, Pdc& pdc) {
+  pdc.state = PdcState::kLingering;
+  pdc.linger_until = now + config_.close_linger;
   // Reverse requests still waiting cannot be delivered any more.
   if (pdc.tx) {
     std::vector<uint64_t> failed;

@@ -146,14 +146,20 @@ void Engine::HandleRudiNack(TimePoint now, const IpAddress& from, const Nack& na
     return;
   }
   unattributed_.nacks_received.Count(nack.nack_code);
-  RudiPending& r = *it->second;
-  r.last_nack_code = static_cast<uint8_t>(nack.nack_code);
-  if (!IsFatalForRudi(nack.nack_code)) return;  // the request's own timer retries
+  it->second->last_nack_code = static_cast<uint8_t>(nack.nack_code);
+  // Other codes: the request's own timer retries.
+  if (IsFatalForRudi(nack.nack_code)) FailRudi(nack.pkt_id, FailureReason::kPeerNack);
+}
+
+void Engine::FailRudi(uint32_t pkt_id, FailureReason reason) {
+  auto it = rudi_.find(pkt_id);
+  if (it == rudi_.end()) return;
+  const RudiPending& r = *it->second;
   const uint64_t token = r.token;
-  const Failure failure{from, kNoPdc, FailureReason::kPeerNack, r.last_nack_code};
+  const Failure failure{r.dst, kNoPdc, reason, r.last_nack_code};
   rudi_.erase(it);
   ++counters_.rudi_failed;
-  FlushCompletions();
+  FlushCompletions();  // responses that arrived before the failure first
   delivery_.OnSendFailed(token, failure);
 }
 
@@ -178,12 +184,7 @@ void Engine::RudiTimers(TimePoint now) {
     if (it == rudi_.end()) continue;
     RudiPending& r = *it->second;
     if (r.retries >= config_.retry_limit) {
-      const uint64_t token = r.token;
-      const Failure failure{r.dst, kNoPdc, FailureReason::kRetryLimit, r.last_nack_code};
-      rudi_.erase(it);
-      ++counters_.rudi_failed;
-      FlushCompletions();
-      delivery_.OnSendFailed(token, failure);
+      FailRudi(id, FailureReason::kRetryLimit);
       continue;
     }
     ++r.retries;

@@ -104,7 +104,7 @@ void Engine::HandleRequest(TimePoint now, const IpAddress& from, const RudRodReq
   }
   pdc.last_activity = now;
   pdc.close_requested_at.reset();
-  if (pdc.state == PdcState::kLingering && pdc.close_psn && req.psn > *pdc.close_psn) {
+  if (!pdc.is_initiator() && pdc.close_psn && req.psn > *pdc.close_psn) {
     Drop(DropReason::kClosing);
     SendNack(&pdc.counters, from, NackCode::kClosing, req.psn, pdc.local, pdc.remote);
     return;
@@ -185,6 +185,10 @@ void Engine::HandleRequest(TimePoint now, const IpAddress& from, const RudRodReq
   }
   ++pdc.counters.packets_received;
   pdc.counters.bytes_received += RudRodRequest::kSize + payload.size();
+  if (pdc.close_psn && pdc.state == PdcState::kOpen && !pdc.is_initiator() &&
+      rx.window.cack() >= *pdc.close_psn) {
+    EnterLinger(now, pdc);  // the gap before a CLOSE filled
+  }
   if (rx.window.IsReceived(req.psn)) {  // not a repeat of a buffered ROD packet
     rx.last_arrival = req.psn;
     rx.last_arrival_ce = meta.ecn_ce;

@@ -184,6 +184,16 @@ void Engine::HandleAck(TimePoint now, const IpAddress& from, const Ack& ack,
   info.cack_psn = ack.cack_psn;
   if (!ack.p) info.ack_psn = ack.cack_psn + ack.ack_psn_offset;
   info.sack = sack;
+  if (sack) {
+    // Bits for PSNs we never sent carry no news (a forged or corrupted
+    // request the target took for ours): ignore them rather than the ACK.
+    const int64_t unsent_from = int64_t{tx.window.next_psn() - (ack.cack_psn + sack->sack_psn_offset)};
+    if (unsent_from <= 0) {
+      info.sack->bitmap = 0;
+    } else if (unsent_from < 64) {
+      info.sack->bitmap &= (uint64_t{1} << unsent_from) - 1;
+    }
+  }
   AckSummary sum = tx.window.ApplyAck(info, [&](Psn psn, AckKind) {
     if (psn > tx.highest_acked) tx.highest_acked = psn;
     SentPacket& s = tx.slot(psn);
@@ -225,7 +235,9 @@ void Engine::HandleAck(TimePoint now, const IpAddress& from, const Ack& ack,
   Psn reported = sack ? ack.cack_psn + sack->sack_psn_offset + 63 : ack.cack_psn;
   if (reported >= tx.window.next_psn()) reported = tx.window.next_psn() - 1;
   if (reported > tx.reported_through) tx.reported_through = reported;
-  if (sum.newly_acked > 0) {
+  // Progress: something newly acked, or CACK moved over SACKed PSNs (a hold
+  // cleared, or the ACK that moved it had been lost).
+  if (sum.newly_acked > 0 || sum.cack_advanced) {
     tx.retries = 0;
     tx.rto.OnProgress();
     tx.rto_deadline = tx.window.outstanding() > 0 ? tx.rto.Deadline(now) : TimePoint::Max();

@@ -1,488 +1,663 @@
-// Two engines wired back to back through a fake sink, in virtual time.
+// pds::Engine: PDC establishment (0-RTT SYN, Start_PSN, PDC IDs), PDC keys,
+// AR on bursts, the reverse direction, Submit errors and config validation.
+// Harness: tests/pds/engine_test_util.h.
 #include "pds/engine.h"
 
 #include <gtest/gtest.h>
 
-#include <cstddef>
-#include <deque>
-#include <memory>
-#include <vector>
+#include <set>
 
-#include "pds/cc/fixed_window.h"
+#include "tests/pds/engine_test_util.h"
 
-namespace uet::pds {
+namespace uet::pds::engine_test {
 namespace {
 
-using std::chrono::microseconds;
+// ---- establishment ----
 
-struct Wire {
-  IpAddress from;
-  IpAddress to;
-  std::vector<std::byte> bytes;
-};
-
-class FakeSink : public PacketSink {
- public:
-  FakeSink(IpAddress self, std::deque<Wire>& wire) : self_(self), wire_(wire) {}
-  void Send(const IpAddress& dst, std::span<const std::byte> packet) override {
-    wire_.push_back({self_, dst, std::vector<std::byte>(packet.begin(), packet.end())});
-  }
-
- private:
-  IpAddress self_;
-  std::deque<Wire>& wire_;
-};
-
-class Recorder : public Delivery {
- public:
-  void OnMessage(const IpAddress&, PdcId pdc, std::span<const std::byte> p) override {
-    messages.emplace_back(p.begin(), p.end());
-    last_pdc = pdc;
-  }
-  void OnSendComplete(uint64_t token) override { completed.push_back(token); }
-  void OnSendFailed(uint64_t token, const Failure& f) override {
-    failed.push_back(token);
-    last_failure = f;
-  }
-  std::vector<std::vector<std::byte>> messages;
-  std::vector<uint64_t> completed;
-  std::vector<uint64_t> failed;
-  PdcId last_pdc;
-  Failure last_failure;
-};
-
-// Returns the same 32 bits every time (Start_PSN = value, PDC ID derived from it).
-class FixedRandom : public Random {
- public:
-  explicit FixedRandom(uint32_t v) : v_(v) {}
-  uint64_t Next64() override { return uint64_t{v_} << 32; }
-
- private:
-  uint32_t v_;
-};
-
-const IpAddress kA = IpAddress::V4({10, 0, 0, 1});
-const IpAddress kB = IpAddress::V4({10, 0, 0, 2});
-
-std::vector<std::byte> Payload(uint8_t tag, size_t n = 64) {
-  return std::vector<std::byte>(n, std::byte{tag});
-}
-
-// Drops because the PDS header did not parse (or named no PDC to answer to).
-uint64_t ParseDrops(const Engine& e) {
-  const DropCounts& d = e.counters().drops;
-  return d[DropReason::kTruncated] + d[DropReason::kUnparsable] +
-         d[DropReason::kUnknownType] + d[DropReason::kUnexpectedType];
-}
-
-PdsHeader Parse(const Wire& w) {
-  ByteReader r(w.bytes);
-  Result<PdsHeader> h = ParsePdsHeader(r);
-  EXPECT_TRUE(h.ok());
-  return h.ok() ? *h : PdsHeader{};
-}
-
-class EngineTest : public ::testing::Test {
- protected:
-  void Build(Random& ra, Random& rb, EngineConfig base = {}) {
-    EngineConfig ca = base;
-    ca.local = kA;
-    EngineConfig cb = base;
-    cb.local = kB;
-    auto ea = Engine::Create(ca, ra, sink_a_, rec_a_);
-    auto eb = Engine::Create(cb, rb, sink_b_, rec_b_);
-    ASSERT_TRUE(ea.ok() && eb.ok());
-    a_ = std::move(*ea);
-    b_ = std::move(*eb);
-  }
-  void Build() { Build(rand_a_, rand_b_); }
-
-  // Delivers the oldest packet on the wire.
-  void DeliverOne() {
-    Wire w = std::move(wire_.front());
-    wire_.pop_front();
-    (w.to == kA ? *a_ : *b_).OnPacket(now_, w.from, w.bytes);
-  }
-  void DeliverAll() {
-    while (!wire_.empty()) DeliverOne();
-  }
-  // Runs timers and the wire until nothing is pending.
-  void Settle() {
-    for (int i = 0; i < 1000; ++i) {
-      DeliverAll();
-      TimePoint next = std::min(a_->NextDeadline(), b_->NextDeadline());
-      if (next == TimePoint::Max()) return;
-      now_ = std::max(now_, next);
-      a_->OnTimer(now_);
-      b_->OnTimer(now_);
-    }
-  }
-
-  SeededRandom rand_a_{1};
-  SeededRandom rand_b_{2};
-  std::deque<Wire> wire_;
-  FakeSink sink_a_{kA, wire_};
-  FakeSink sink_b_{kB, wire_};
-  Recorder rec_a_;
-  Recorder rec_b_;
-  std::unique_ptr<Engine> a_;
-  std::unique_ptr<Engine> b_;
-  TimePoint now_{};
-};
-
-TEST_F(EngineTest, FirstPacketCarriesSynAndFirstAckEstablishes) {
+TEST_F(EngineTest, FirstRequestsCarrySynAndPsnOffsetUntilTheFirstAck) {
   Build();
-  auto p1 = Payload(1);
-  ASSERT_TRUE(a_->Submit(now_, kB, 11, NextHeader::kSesStandardRequest, p1).ok());
-  ASSERT_EQ(wire_.size(), 1u);
-  auto req = std::get<RudRodRequest>(Parse(wire_.front()));
-  EXPECT_TRUE(req.syn);
-  EXPECT_EQ(req.psn_offset, 0);
-  EXPECT_NE(req.spdcid, kNoPdc);
-  EXPECT_EQ(req.next_hdr, NextHeader::kSesStandardRequest);
-  const InitiatorPdc* ini = a_->FindInitiator(kB);
-  ASSERT_NE(ini, nullptr);
-  EXPECT_EQ(req.psn, ini->window.start_psn());
-  EXPECT_EQ(req.spdcid, ini->local);
-  EXPECT_EQ(req.clear_psn_offset, -1);  // CLEAR_PSN = Start_PSN - 1
-
-  DeliverOne();  // request -> B
-  ASSERT_EQ(rec_b_.messages.size(), 1u);
-  EXPECT_EQ(rec_b_.messages[0], p1);
-  const TargetPdc* tgt = b_->FindTarget(rec_b_.last_pdc);
-  ASSERT_NE(tgt, nullptr);
-  EXPECT_EQ(tgt->window.start_psn(), ini->window.start_psn());
-  EXPECT_EQ(tgt->remote, ini->local);
-  ASSERT_EQ(wire_.size(), 1u);  // SYN => immediate ACK
-  auto ack = std::get<Ack>(Parse(wire_.front()));
-  EXPECT_EQ(ack.spdcid, tgt->local);
-  EXPECT_EQ(ack.dpdcid, ini->local);
-  EXPECT_EQ(ack.cack_psn, req.psn);
-
-  DeliverOne();  // ACK -> A
-  EXPECT_EQ(rec_a_.completed, std::vector<uint64_t>{11});
-  EXPECT_TRUE(ini->established);
-  EXPECT_EQ(ini->remote, tgt->local);
-  EXPECT_EQ(a_->NextDeadline(), TimePoint::Max());  // nothing outstanding
-
-  ASSERT_TRUE(a_->Submit(now_, kB, 12, NextHeader::kSesStandardRequest, Payload(2)).ok());
-  auto req2 = std::get<RudRodRequest>(Parse(wire_.front()));
-  EXPECT_FALSE(req2.syn);
-  EXPECT_EQ(req2.dpdcid, tgt->local);
-  EXPECT_EQ(req2.psn, req.psn + 1);
-  EXPECT_EQ(req2.clear_psn_offset, -1);  // CLEAR_PSN = last CACK = PSN - 1
-  Settle();
-  EXPECT_EQ(rec_b_.messages.size(), 2u);
-  EXPECT_EQ(rec_a_.completed, (std::vector<uint64_t>{11, 12}));
-  EXPECT_EQ(b_->pdc_count(), 1u);
-}
-
-TEST_F(EngineTest, SynPacketsBeforeTheFirstAckCarryPsnOffset) {
-  Build();
-  for (uint64_t t = 0; t < 3; ++t) {
-    ASSERT_TRUE(a_->Submit(now_, kB, t, NextHeader::kSesSmallRequest, Payload(1)).ok());
-  }
-  ASSERT_EQ(wire_.size(), 3u);
+  for (uint64_t t = 1; t <= 3; ++t) SubmitOk(A(), Req(t));
+  std::vector<Sent> reqs = TakeA();
+  ASSERT_EQ(reqs.size(), 3u);
+  const RudRodRequest* first = reqs[0].request();
+  ASSERT_NE(first, nullptr);
+  EXPECT_NE(first->spdcid, kNoPdc);
   for (uint16_t i = 0; i < 3; ++i) {
-    auto req = std::get<RudRodRequest>(Parse(wire_[i]));
-    EXPECT_TRUE(req.syn);
-    EXPECT_EQ(req.psn_offset, i);
+    SCOPED_TRACE(i);
+    const RudRodRequest* r = reqs[i].request();
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(reqs[i].to, kB);
+    EXPECT_EQ(r->mode, DeliveryMode::kRud);
+    EXPECT_TRUE(r->syn);
+    EXPECT_EQ(r->psn_offset, i);
+    EXPECT_EQ(r->psn, first->psn + i);
+    EXPECT_EQ(r->spdcid, first->spdcid);
+    EXPECT_EQ(r->dpdcid, kNoPdc);
+    EXPECT_FALSE(r->retx);
+    EXPECT_TRUE(r->ar) << "each Submit leaves the queue empty: last packet of its burst";
+    EXPECT_EQ(r->next_hdr, NextHeader::kSesStandardRequest);
+    EXPECT_EQ(TokenOf(reqs[i].payload), i + 1u);
   }
-  // The target sees the third one first: it still derives the right Start_PSN.
-  std::swap(wire_[0], wire_[2]);
-  Settle();
-  EXPECT_EQ(rec_b_.messages.size(), 3u);
-  EXPECT_EQ(rec_a_.completed.size(), 3u);
-  EXPECT_EQ(b_->pdc_count(), 1u);
-  EXPECT_EQ(b_->counters().pdcs_opened, 1u);
+  EXPECT_EQ(A().pdc_count(), 1u);
+  EXPECT_EQ(A().counters().pdcs_opened, 1u);
+  const Pdc* pdc = A().FindInitiator(kB);
+  ASSERT_NE(pdc, nullptr);
+  EXPECT_EQ(pdc->local, first->spdcid);
+  EXPECT_EQ(pdc->start_psn, first->psn);
+  EXPECT_FALSE(pdc->established);
 }
 
-TEST_F(EngineTest, DuplicateIsNotDeliveredTwice) {
+TEST_F(EngineTest, TargetDerivesStartPsnAndFirstAckNamesItsPdc) {
   Build();
-  ASSERT_TRUE(a_->Submit(now_, kB, 1, NextHeader::kSesSmallRequest, Payload(7)).ok());
-  wire_.push_back(wire_.front());  // the network duplicates it
-  DeliverOne();
-  DeliverOne();
-  EXPECT_EQ(rec_b_.messages.size(), 1u);
-  EXPECT_EQ(b_->TotalPdcCounters().duplicates, 1u);
-  EXPECT_EQ(b_->FindTarget(rec_b_.last_pdc)->counters.duplicates, 1u);
-  EXPECT_EQ(b_->TotalPdcCounters().packets_received, 2u);  // duplicates included
-  Settle();
-  EXPECT_EQ(rec_a_.completed, std::vector<uint64_t>{1});
-  EXPECT_TRUE(rec_a_.failed.empty());
-}
+  for (uint64_t t = 1; t <= 3; ++t) SubmitOk(A(), Req(t));
+  std::vector<Sent> reqs = TakeA();
+  ASSERT_EQ(reqs.size(), 3u);
+  const Psn start = reqs[0].request()->psn;
+  const PdcId ia = reqs[0].request()->spdcid;
 
-TEST_F(EngineTest, NonSynForUnknownPdcIsNackedInvDpdcid) {
-  Build();
-  RudRodRequest req;
-  req.next_hdr = NextHeader::kSesSmallRequest;
-  req.psn = Psn(77);
-  req.spdcid = PdcId(5);
-  req.dpdcid = PdcId(1234);
-  std::vector<std::byte> buf(64);
-  ByteWriter w(buf);
-  ASSERT_TRUE(SerializePdsHeader(req, w).ok());
-  b_->OnPacket(now_, kA, w.data());
-  EXPECT_TRUE(rec_b_.messages.empty());
-  EXPECT_EQ(b_->pdc_count(), 0u);
-  EXPECT_EQ(b_->counters().drops[DropReason::kUnknownPdcNoSyn], 1u);
-  // No PDC to charge: the engine-wide sum still has the NACK, under its code.
-  EXPECT_EQ(b_->TotalPdcCounters().nacks_sent[NackCode::kInvDpdcid], 1u);
-  ASSERT_EQ(wire_.size(), 1u);
-  auto nack = std::get<Nack>(Parse(wire_.front()));
-  EXPECT_EQ(nack.nack_code, NackCode::kInvDpdcid);
-  EXPECT_EQ(nack.nack_psn, Psn(77));
-  EXPECT_EQ(nack.spdcid, kNoPdc);
-  EXPECT_EQ(nack.dpdcid, PdcId(5));
-  EXPECT_EQ(wire_.front().to, kA);
-}
+  // Given the third request arrives first (psn_offset 2).
+  Deliver(reqs[2]);
+  // Expect a target PDC whose Start_PSN is PSN - psn_offset, the request up.
+  ASSERT_EQ(B().pdc_count(), 1u);
+  ASSERT_EQ(del_b_.requests.size(), 1u);
+  const RxRequest& up = del_b_.requests[0].request;
+  EXPECT_EQ(up.src, kA);
+  EXPECT_EQ(up.mode, PdsMode::kRud);
+  EXPECT_EQ(up.psn, start + 2);
+  EXPECT_EQ(up.next_hdr, NextHeader::kSesStandardRequest);
+  EXPECT_EQ(del_b_.requests[0].token(), 3u);
+  const PdcId tb = up.pdc;
+  EXPECT_NE(tb, kNoPdc);
+  const Pdc* target = B().FindPdc(tb);
+  ASSERT_NE(target, nullptr);
+  EXPECT_EQ(target->start_psn, start);
+  EXPECT_EQ(target->peer, kA);
+  EXPECT_EQ(target->remote, ia);
+  EXPECT_EQ(target->role, PdcRole::kTarget);
 
-TEST_F(EngineTest, InvDpdcidNackFailsTheInitiatorPdc) {
-  Build();
-  ASSERT_TRUE(a_->Submit(now_, kB, 1, NextHeader::kSesSmallRequest, Payload(1)).ok());
-  Settle();  // established
-  const InitiatorPdc* ini = a_->FindInitiator(kB);
+  // The first ACK (at once: SYN) carries the target's PDC ID.
+  Sent ack3 = TakeOneB();
+  ASSERT_NE(ack3.ack(), nullptr);
+  EXPECT_EQ(ack3.to, kA);
+  EXPECT_EQ(ack3.ack()->spdcid, tb);
+  EXPECT_EQ(ack3.ack()->dpdcid, ia);
+  EXPECT_EQ(ack3.ack()->cack_psn, start - 1) << "PSNs start, start+1 are still missing";
+  EXPECT_EQ(AckPsn(*ack3.ack()), start + 2);
+
+  // The other two SYN requests join the same PDC.
+  Deliver(reqs[0]);
+  Deliver(reqs[1]);
+  EXPECT_EQ(B().pdc_count(), 1u);
+  EXPECT_EQ(B().counters().pdcs_opened, 1u);
+  EXPECT_EQ(del_b_.RequestTokens(), (std::vector<uint64_t>{3, 1, 2}));
+  for (const auto& r : del_b_.requests) EXPECT_EQ(r.request.pdc, tb);
+  std::vector<Sent> acks = TakeB();
+  ASSERT_FALSE(acks.empty());
+  EXPECT_EQ(acks.back().ack()->cack_psn, start + 2);
+
+  Deliver(ack3);
+  DeliverAll(acks);
+  EXPECT_EQ(Sorted(del_a_.CompletedTokens()), (std::vector<uint64_t>{1, 2, 3}));
+  for (const auto& c : del_a_.completed) {
+    EXPECT_EQ(c.pdc, ia);
+    EXPECT_EQ(c.peer, kB);
+    EXPECT_EQ(c.response_hdr, NextHeader::kNone);
+    EXPECT_TRUE(c.response.empty());
+  }
+  const Pdc* ini = A().FindInitiator(kB);
   ASSERT_NE(ini, nullptr);
-  ASSERT_TRUE(a_->Submit(now_, kB, 2, NextHeader::kSesSmallRequest, Payload(1)).ok());
-  auto req = std::get<RudRodRequest>(Parse(wire_.front()));
-  wire_.clear();
-  Nack nack;
-  nack.nack_code = NackCode::kInvDpdcid;
-  nack.nack_psn = req.psn;
-  nack.dpdcid = req.spdcid;
-  std::vector<std::byte> buf(64);
-  ByteWriter w(buf);
-  ASSERT_TRUE(SerializePdsHeader(nack, w).ok());
-  a_->OnPacket(now_, kB, w.data());
-  EXPECT_EQ(rec_a_.failed, std::vector<uint64_t>{2});
-  EXPECT_EQ(rec_a_.last_failure.reason, FailureReason::kPeerNack);
-  EXPECT_EQ(rec_a_.last_failure.last_nack_code, 0x0E);
-  EXPECT_EQ(rec_a_.last_failure.peer, kB);
-  EXPECT_EQ(a_->FindInitiator(kB), nullptr);
+  EXPECT_TRUE(ini->established);
+  EXPECT_EQ(ini->remote, tb);
+  EXPECT_EQ(A().NextDeadline(), TimePoint::Max()) << "nothing outstanding, idle close off";
+
+  // Then SYN = 0 with dpdcid = the target's PDC.
+  SubmitOk(A(), Req(4));
+  Sent next = TakeOneA();
+  ASSERT_NE(next.request(), nullptr);
+  EXPECT_FALSE(next.request()->syn);
+  EXPECT_EQ(next.request()->dpdcid, tb);
+  EXPECT_EQ(next.request()->spdcid, ia);
+  EXPECT_EQ(next.request()->psn, start + 3);
+  EXPECT_EQ(next.request()->psn + next.request()->clear_psn_offset, start + 2)
+      << "CLEAR_PSN = the highest PSN through which all are acked";
+  Deliver(next);
+  Deliver(TakeOneB());
+  EXPECT_EQ(del_a_.completed.size(), 4u);
+  EXPECT_TRUE(del_a_.failed.empty());
 }
 
-TEST_F(EngineTest, OutOfWindowIsNackedPsnOor) {
+TEST_F(EngineTest, HandBuiltSynDerivesStartPsnAcrossWrapAround) {
   Build();
-  ASSERT_TRUE(a_->Submit(now_, kB, 1, NextHeader::kSesSmallRequest, Payload(1)).ok());
-  auto first = std::get<RudRodRequest>(Parse(wire_.front()));
-  Settle();
-  RudRodRequest req;
-  req.next_hdr = NextHeader::kSesSmallRequest;
-  req.psn = first.psn + 1 + 128;  // CACK + MP_RANGE + 1
-  req.spdcid = first.spdcid;
-  req.dpdcid = a_->FindInitiator(kB)->remote;
-  std::vector<std::byte> buf(64);
-  ByteWriter w(buf);
-  ASSERT_TRUE(SerializePdsHeader(req, w).ok());
-  b_->OnPacket(now_, kA, w.data());
-  ASSERT_EQ(wire_.size(), 1u);
-  auto nack = std::get<Nack>(Parse(wire_.front()));
-  EXPECT_EQ(nack.nack_code, NackCode::kPsnOorWindow);
-  EXPECT_EQ(nack.nack_psn, req.psn);
-  EXPECT_EQ(rec_b_.messages.size(), 1u);
-  EXPECT_EQ(b_->TotalPdcCounters().out_of_window, 1u);
-  EXPECT_EQ(b_->TotalPdcCounters().nacks_sent[NackCode::kPsnOorWindow], 1u);
-  EXPECT_EQ(b_->counters().drops[DropReason::kOutOfWindow], 1u);
+  // PSN 3 with psn_offset 10: Start_PSN = 3 - 10 = 2^32 - 7.
+  RudRodRequest syn;
+  syn.next_hdr = NextHeader::kSesSmallRequest;
+  syn.syn = true;
+  syn.psn = Psn(3);
+  syn.psn_offset = 10;
+  syn.spdcid = PdcId(77);
+  Bytes p = Payload(9);
+  Inject(B(), kC, syn, p);
+  ASSERT_EQ(del_b_.requests.size(), 1u);
+  const Pdc* t = B().FindPdc(del_b_.requests[0].request.pdc);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->start_psn, Psn(0xFFFFFFF9u));
+  EXPECT_EQ(t->peer, kC);
+  EXPECT_EQ(t->remote, PdcId(77));
+  Sent ack = TakeOneB();
+  ASSERT_NE(ack.ack(), nullptr);
+  EXPECT_EQ(ack.to, kC);
+  EXPECT_EQ(ack.ack()->dpdcid, PdcId(77));
+  EXPECT_EQ(ack.ack()->cack_psn, Psn(0xFFFFFFF8u));
+  EXPECT_EQ(AckPsn(*ack.ack()), Psn(3));
 }
 
-TEST_F(EngineTest, GarbageIsCountedAndDropped) {
+TEST_F(EngineTest, AckRequestOnlyOnTheLastPacketOfABurst) {
+  EngineConfig c = TestConfig();
+  c.mp_range = 2;
+  c.fast_retransmit_threshold = 2;  // at most mp_range
+  Build(c);
+  const Established e = Establish();
+  for (uint64_t t = 2; t <= 5; ++t) SubmitOk(A(), Req(t));
+  std::vector<Sent> first = TakeA();  // the window (2 PSNs) holds two
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_LE(A().max_outstanding(), 2u);
+  Deliver(first[0]);
+  Sent ack1 = TakeOneB();
+  Deliver(ack1);  // one PSN free: the third goes, the fourth still waits
+  std::vector<Sent> second = TakeA();
+  ASSERT_EQ(second.size(), 1u);
+  ASSERT_NE(second[0].request(), nullptr);
+  EXPECT_EQ(second[0].request()->psn, e.next + 2);
+  EXPECT_FALSE(second[0].request()->ar) << "the queue was not empty after it";
+  Deliver(first[1]);
+  Deliver(TakeOneB());
+  std::vector<Sent> third = TakeA();
+  ASSERT_EQ(third.size(), 1u);
+  EXPECT_EQ(third[0].request()->psn, e.next + 3);
+  EXPECT_TRUE(third[0].request()->ar) << "last packet of the burst";
+  EXPECT_LE(A().max_outstanding(), 2u);
+  DeliverAll(second);
+  DeliverAll(third);
+  Exchange();
+  EXPECT_EQ(Sorted(del_a_.CompletedTokens()), (std::vector<uint64_t>{1, 2, 3, 4, 5}));
+}
+
+TEST_F(EngineTest, AckRequestOfSesIsSetEvenInsideABurst) {
+  EngineConfig c = TestConfig();
+  c.mp_range = 1;
+  c.fast_retransmit_threshold = 1;
+  Build(c);
+  SubmitOk(A(), Req(1));  // sent
+  SubmitRequest ar = Req(2);
+  ar.ack_request = true;  // queued, not last
+  SubmitOk(A(), ar);
+  SubmitOk(A(), Req(3));  // queued, last
+  Deliver(TakeOneA());
+  Deliver(TakeOneB());
+  Sent second = TakeOneA();
+  ASSERT_NE(second.request(), nullptr);
+  EXPECT_EQ(TokenOf(second.payload), 2u);
+  EXPECT_TRUE(second.request()->ar) << "SES asked for it";
+  Deliver(second);
+  Deliver(TakeOneB());
+  Sent third = TakeOneA();
+  ASSERT_NE(third.request(), nullptr);
+  EXPECT_TRUE(third.request()->ar);
+}
+
+TEST_F(EngineTest, AtMost4096PsnsGoOutBeforeTheFirstAck) {
+  EngineConfig c = TestConfig();
+  c.mp_range = 8192;
+  Build(c);
+  constexpr uint64_t kCount = 4100;
+  for (uint64_t t = 1; t <= kCount; ++t) SubmitOk(A(), Req(t), 0);
+  std::vector<Sent> first = TakeA();
+  ASSERT_EQ(first.size(), 4096u) << "psn_offset is 12 bits";
+  EXPECT_EQ(first.back().request()->psn_offset, 4095);
+  EXPECT_TRUE(first.back().request()->syn);
+  Deliver(first.front());
+  Deliver(TakeOneB());  // the first ACK: established
+  std::vector<Sent> rest = TakeA();
+  ASSERT_EQ(rest.size(), 4u);
+  for (const Sent& s : rest) {
+    EXPECT_FALSE(s.request()->syn);
+    EXPECT_NE(s.request()->dpdcid, kNoPdc);
+  }
+  EXPECT_EQ(rest.back().request()->psn, first.front().request()->psn + (kCount - 1));
+}
+
+TEST_F(EngineTest, SesRefusalIsNackedAndThePsnStaysUnreceived) {
   Build();
-  std::vector<std::byte> junk = {std::byte{0xFF}, std::byte{0xFF}, std::byte{0x12}};
-  b_->OnPacket(now_, kA, junk);
-  b_->OnPacket(now_, kA, {});
-  // A valid request header cut short.
-  ASSERT_TRUE(a_->Submit(now_, kB, 1, NextHeader::kSesSmallRequest, Payload(1)).ok());
-  std::vector<std::byte> cut(wire_.front().bytes.begin(), wire_.front().bytes.begin() + 7);
-  b_->OnPacket(now_, kA, cut);
-  EXPECT_EQ(ParseDrops(*b_), 3u);
-  EXPECT_EQ(b_->counters().drops[DropReason::kTruncated], 2u);  // empty, cut short
-  EXPECT_EQ(b_->counters().drops[DropReason::kUnknownType], 1u);  // type 0x1F
-  EXPECT_EQ(b_->pdc_count(), 0u);
-  EXPECT_EQ(wire_.size(), 1u);  // only A's request: nothing answered
-  EXPECT_TRUE(rec_b_.messages.empty());
+  const Established e = Establish();
+  int calls = 0;
+  del_b_.respond = [&calls](const RxRequest&, std::span<const std::byte>) {
+    SesResponse r;
+    if (calls++ == 0) r.Refuse(NackCode::kNoSesMsgAvail);
+    return r;
+  };
+  SubmitOk(A(), Req(2));
+  Sent req = TakeOneA();
+  Deliver(req);
+  Sent nack = TakeOneB();
+  ASSERT_NE(nack.nack(), nullptr) << "a refusal is answered by a NACK, not an ACK";
+  EXPECT_EQ(nack.nack()->nack_code, NackCode::kNoSesMsgAvail);
+  EXPECT_EQ(nack.nack()->nack_psn, e.next);
+  EXPECT_EQ(nack.nack()->dpdcid, e.ia);
+  EXPECT_EQ(B().FindPdc(e.tb)->rx->window.cack(), e.start) << "the PSN was not received";
+  Deliver(nack);
+  EXPECT_TRUE(TakeA().empty()) << "NO_SES_MSG_AVAIL: wait for the RTO";
+  Settle();
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(del_a_.CompletedTokens(), (std::vector<uint64_t>{1, 2}));
+  EXPECT_TRUE(del_a_.failed.empty());
 }
 
-TEST_F(EngineTest, BitFlippedPacketsNeverCrash) {
+TEST_F(EngineTest, EcnCeReachesSesAndIsEchoedInTheAck) {
   Build();
-  ASSERT_TRUE(a_->Submit(now_, kB, 1, NextHeader::kSesSmallRequest, Payload(1, 8)).ok());
-  Wire req = wire_.front();
-  DeliverOne();
-  Wire ack = wire_.front();
-  DeliverOne();
-  ASSERT_TRUE(a_->Submit(now_, kB, 2, NextHeader::kSesSmallRequest, Payload(2, 8)).ok());
-  Wire req2 = wire_.front();
-  wire_.clear();
-  // Every single-bit corruption of a SYN request, an ACK and an established request.
-  for (const Wire* w : {&req, &ack, &req2}) {
-    for (size_t bit = 0; bit < w->bytes.size() * 8; ++bit) {
-      std::vector<std::byte> bytes = w->bytes;
-      bytes[bit / 8] ^= std::byte(1u << (bit % 8));
-      (w->to == kA ? *a_ : *b_).OnPacket(now_, w->from, bytes);
-      wire_.clear();
-    }
-  }
-  EXPECT_GT(ParseDrops(*a_) + ParseDrops(*b_), 0u);
-  EXPECT_LE(b_->pdc_count(), b_->config().max_pdcs);
+  SubmitOk(A(), Req(1));
+  Sent req = TakeOneA();
+  Deliver(req, RxMeta{.ecn_ce = true});
+  ASSERT_EQ(del_b_.requests.size(), 1u);
+  EXPECT_TRUE(del_b_.requests[0].request.ecn_ce);
+  Sent ack = TakeOneB();
+  ASSERT_NE(ack.ack(), nullptr);
+  EXPECT_TRUE(ack.ack()->m);
 }
 
-TEST_F(EngineTest, WorksAcrossPsnWrap) {
-  FixedRandom ra(0xFFFFFFF0u);
-  FixedRandom rb(0xFFFFFFF0u);
-  Build(ra, rb);
-  for (uint64_t t = 0; t < 40; ++t) {
-    ASSERT_TRUE(
-        a_->Submit(now_, kB, t, NextHeader::kSesSmallRequest, Payload(uint8_t(t))).ok());
-  }
-  EXPECT_EQ(a_->FindInitiator(kB)->window.start_psn(), Psn(0xFFFFFFF0u));
-  EXPECT_NE(a_->FindInitiator(kB)->local, kNoPdc);
-  Settle();
-  ASSERT_EQ(rec_b_.messages.size(), 40u);
-  for (size_t i = 0; i < 40; ++i) EXPECT_EQ(rec_b_.messages[i], Payload(uint8_t(i)));
-  EXPECT_EQ(rec_a_.completed.size(), 40u);
-  EXPECT_EQ(a_->FindInitiator(kB)->window.cack(), Psn(0xFFFFFFF0u + 39));
-  EXPECT_EQ(b_->FindTarget(rec_b_.last_pdc)->window.cack(), Psn(0xFFFFFFF0u + 39));
-}
+// ---- PDC keys ----
 
-TEST_F(EngineTest, LostPacketIsRetransmittedWithRetxAndAr) {
+TEST_F(EngineTest, InitiatorPdcKeyIsModeJobDstAndTrafficClass) {
   Build();
-  ASSERT_TRUE(a_->Submit(now_, kB, 1, NextHeader::kSesSmallRequest, Payload(1)).ok());
-  wire_.clear();  // lost
-  TimePoint deadline = a_->NextDeadline();
-  EXPECT_EQ(deadline, now_ + RtoConfig::kDefaultInitialRto);
-  now_ = deadline;
-  a_->OnTimer(now_);
-  ASSERT_EQ(wire_.size(), 1u);
-  auto req = std::get<RudRodRequest>(Parse(wire_.front()));
-  EXPECT_TRUE(req.retx);
-  EXPECT_TRUE(req.ar);
-  EXPECT_TRUE(req.syn);  // still not established
-  Settle();
-  EXPECT_EQ(rec_a_.completed, std::vector<uint64_t>{1});
-  EXPECT_EQ(a_->TotalPdcCounters().retransmissions_timeout, 1u);
-  EXPECT_EQ(a_->TotalPdcCounters().packets_sent, 2u);
+  struct Key {
+    IpAddress dst;
+    PdsMode mode;
+    uint32_t job;
+    uint8_t tc;
+  };
+  const std::vector<Key> keys = {
+      {kB, PdsMode::kRud, 1, 0}, {kB, PdsMode::kRud, 2, 0}, {kB, PdsMode::kRud, 1, 1},
+      {kB, PdsMode::kRod, 1, 0}, {kC, PdsMode::kRud, 1, 0}, {V6(2), PdsMode::kRud, 1, 0},
+  };
+  std::vector<PdcId> ids;
+  uint64_t token = 1;
+  for (const Key& k : keys) {
+    SubmitRequest r = Req(token++, k.dst, k.mode);
+    r.job = JobId(k.job);
+    r.tc = k.tc;
+    SubmitOk(A(), r);
+    Sent s = TakeOneA();
+    ASSERT_NE(s.request(), nullptr);
+    EXPECT_TRUE(s.request()->syn);
+    EXPECT_EQ(s.request()->mode, k.mode == PdsMode::kRod ? DeliveryMode::kRod : DeliveryMode::kRud);
+    ids.push_back(s.request()->spdcid);
+    const Pdc* pdc = A().FindInitiator(k.dst, k.mode, JobId(k.job), k.tc);
+    ASSERT_NE(pdc, nullptr);
+    EXPECT_EQ(pdc->local, s.request()->spdcid);
+  }
+  EXPECT_EQ(std::set<PdcId>(ids.begin(), ids.end()).size(), keys.size())
+      << "a different JobID, TC, mode or dst is a different PDC";
+  EXPECT_EQ(A().pdc_count(), keys.size());
+
+  // The same keys again: the same PDCs, next PSNs.
+  for (size_t i = 0; i < keys.size(); ++i) {
+    SubmitRequest r = Req(token++, keys[i].dst, keys[i].mode);
+    r.job = JobId(keys[i].job);
+    r.tc = keys[i].tc;
+    SubmitOk(A(), r);
+    Sent s = TakeOneA();
+    ASSERT_NE(s.request(), nullptr);
+    EXPECT_EQ(s.request()->spdcid, ids[i]);
+    EXPECT_EQ(s.request()->psn_offset, 1);
+  }
+  EXPECT_EQ(A().pdc_count(), keys.size());
+  EXPECT_EQ(A().counters().pdcs_opened, keys.size());
+  EXPECT_EQ(A().FindInitiator(kB, PdsMode::kRud, JobId(3), 0), nullptr);
 }
 
-TEST_F(EngineTest, SilentPeerFailsEveryTokenAfterRetryLimit) {
+TEST_F(EngineTest, DistinctInitiatorPdcsOpenDistinctTargetPdcs) {
   Build();
-  for (uint64_t t = 0; t < 3; ++t) {
-    ASSERT_TRUE(a_->Submit(now_, kB, t, NextHeader::kSesSmallRequest, Payload(1)).ok());
+  for (uint32_t job = 1; job <= 4; ++job) {
+    SubmitRequest r = Req(job);
+    r.job = JobId(job);
+    SubmitOk(A(), r);
   }
-  int timers = 0;
-  while (a_->NextDeadline() != TimePoint::Max() && timers < 100) {
-    wire_.clear();
-    now_ = a_->NextDeadline();
-    a_->OnTimer(now_);
-    ++timers;
-  }
-  EXPECT_EQ(timers, int(EngineConfig::kDefaultRetryLimit) + 1);
-  EXPECT_EQ(rec_a_.failed, (std::vector<uint64_t>{0, 1, 2}));
-  EXPECT_EQ(rec_a_.last_failure.reason, FailureReason::kRetryLimit);
-  EXPECT_EQ(a_->pdc_count(), 0u);
-  // 1 + 2 + 4 + 8 + 16 + 32 ms of backoff from the 1 ms initial RTO.
-  EXPECT_EQ(now_, TimePoint{std::chrono::milliseconds(63)});
+  Exchange();
+  EXPECT_EQ(B().pdc_count(), 4u);
+  std::set<PdcId> target_ids;
+  for (const auto& r : del_b_.requests) target_ids.insert(r.request.pdc);
+  EXPECT_EQ(target_ids.size(), 4u);
+  EXPECT_EQ(Sorted(del_a_.CompletedTokens()), (std::vector<uint64_t>{1, 2, 3, 4}));
 }
 
-TEST_F(EngineTest, SubmitRejectsOversizedPacketAndFullTable) {
-  EngineConfig cfg;
-  cfg.max_pdcs = 1;
-  Build(rand_a_, rand_b_, cfg);
-  std::vector<std::byte> big(cfg.max_packet_bytes);
-  EXPECT_FALSE(a_->Submit(now_, kB, 1, NextHeader::kSesSmallRequest, big).ok());
-  EXPECT_TRUE(a_->Submit(now_, kB, 2, NextHeader::kSesSmallRequest, Payload(1)).ok());
-  EXPECT_FALSE(
-      a_->Submit(now_, IpAddress::V4({10, 0, 0, 9}), 3, NextHeader::kSesSmallRequest, Payload(1))
-          .ok());
+TEST_F(EngineTest, TargetPdcKeyIsPeerAddressAndPeerSpdcid) {
+  Build();
+  auto syn = [](uint16_t spdcid, uint32_t psn) {
+    RudRodRequest r;
+    r.next_hdr = NextHeader::kSesSmallRequest;
+    r.syn = true;
+    r.psn = Psn(psn);
+    r.spdcid = PdcId(spdcid);
+    return r;
+  };
+  Bytes p = Payload(1);
+  Inject(B(), kA, syn(42, 100), p);
+  Inject(B(), kC, syn(42, 100), p);  // same SPDCID, other peer
+  Inject(B(), kA, syn(43, 100), p);  // same peer, other SPDCID
+  EXPECT_EQ(B().pdc_count(), 3u);
+  Inject(B(), kA, syn(42, 100), p);  // a repeat of the first: same PDC, a duplicate
+  EXPECT_EQ(B().pdc_count(), 3u);
+  EXPECT_EQ(del_b_.requests.size(), 3u);
+  std::set<PdcId> ids;
+  for (const auto& r : del_b_.requests) ids.insert(r.request.pdc);
+  EXPECT_EQ(ids.size(), 3u);
 }
 
-TEST_F(EngineTest, WindowCapsOutstandingAtMpRange) {
-  EngineConfig cfg;
-  cfg.mp_range = 8;
-  Build(rand_a_, rand_b_, cfg);
-  for (uint64_t t = 0; t < 20; ++t) {
-    ASSERT_TRUE(a_->Submit(now_, kB, t, NextHeader::kSesSmallRequest, Payload(1)).ok());
+// Returns the same value every time: PDC ID allocation must still find free IDs.
+class ConstantRandom final : public Random {
+ public:
+  uint64_t Next64() override { return 0x1234567890abcdefULL; }
+};
+
+TEST_F(EngineTest, PdcIdsAreUniqueAcrossRolesAndNeverZero) {
+  ConstantRandom constant;
+  EngineConfig ca = TestConfig();
+  ca.local = kA;
+  auto ea = Engine::Create(ca, constant, sink_a_, del_a_);
+  ASSERT_TRUE(ea.ok());
+  a_ = std::move(*ea);
+  EngineConfig cb = TestConfig();
+  cb.local = kB;
+  auto eb = Engine::Create(cb, rand_b_, sink_b_, del_b_);
+  ASSERT_TRUE(eb.ok());
+  b_ = std::move(*eb);
+
+  // A: initiator PDCs to several peers and keys...
+  std::set<PdcId> ids;
+  for (uint32_t job = 1; job <= 5; ++job) {
+    SubmitRequest r = Req(job, kC);
+    r.job = JobId(job);
+    SubmitOk(A(), r);
+    Sent s = TakeOneA();
+    ASSERT_NE(s.request(), nullptr);
+    EXPECT_NE(s.request()->spdcid, kNoPdc);
+    ids.insert(s.request()->spdcid);
   }
-  EXPECT_EQ(wire_.size(), 8u);
-  Settle();
-  EXPECT_EQ(rec_b_.messages.size(), 20u);
-  EXPECT_EQ(rec_a_.completed.size(), 20u);
-  EXPECT_EQ(a_->max_outstanding(), 8u);
+  // ...and target PDCs for B's initiator PDCs.
+  for (uint32_t job = 1; job <= 5; ++job) {
+    SubmitRequest r = Req(100 + job, kA);
+    r.job = JobId(job);
+    SubmitOk(B(), r);
+  }
+  Exchange();
+  ASSERT_EQ(del_a_.requests.size(), 5u);
+  for (const auto& r : del_a_.requests) {
+    EXPECT_NE(r.request.pdc, kNoPdc);
+    ids.insert(r.request.pdc);
+  }
+  EXPECT_EQ(ids.size(), 10u) << "PDC IDs collide across roles";
+  EXPECT_EQ(A().pdc_count(), 10u);
 }
 
-TEST_F(EngineTest, FixedWindowLimitsInFlightBelowThePsnWindow) {
-  constexpr size_t kPayload = 64;
-  EngineConfig cfg;  // MP_RANGE 128 PSNs
-  cfg.cc.fixed.window_bytes = 2 * (RudRodRequest::kSize + kPayload);
-  Build(rand_a_, rand_b_, cfg);
-  for (uint64_t t = 0; t < 10; ++t) {
-    ASSERT_TRUE(a_->Submit(now_, kB, t, NextHeader::kSesSmallRequest, Payload(1, kPayload)).ok());
-  }
-  EXPECT_EQ(wire_.size(), 2u);  // two packets' bytes, though 128 PSNs are open
-  EXPECT_EQ(a_->FindInitiator(kB)->bytes_in_flight, 2 * (RudRodRequest::kSize + kPayload));
-  Settle();
-  EXPECT_EQ(rec_b_.messages.size(), 10u);
-  EXPECT_EQ(rec_a_.completed.size(), 10u);
-  EXPECT_TRUE(rec_a_.failed.empty());
-  EXPECT_EQ(a_->max_outstanding(), 2u);
-  const InitiatorPdc* ini = a_->FindInitiator(kB);
+// ---- reverse direction ----
+
+TEST_F(EngineTest, ReverseRequestRidesTheTargetPdcBackToTheInitiator) {
+  Build();
+  const Established e = Establish();
+  SubmitRequest r = Req(100, kA);
+  r.reverse_of = e.tb;
+  r.mode = PdsMode::kRod;  // ignored: the PDC's mode (RUD) wins
+  r.job = JobId(77);       // ignored
+  SubmitOk(B(), r);
+  EXPECT_EQ(B().pdc_count(), 1u) << "no new PDC for a reverse request";
+  Sent req = TakeOneB();
+  ASSERT_NE(req.request(), nullptr);
+  EXPECT_EQ(req.to, kA);
+  EXPECT_EQ(req.request()->mode, DeliveryMode::kRud);
+  EXPECT_FALSE(req.request()->syn) << "reverse requests never carry SYN";
+  EXPECT_EQ(req.request()->dpdcid, e.ia);
+  EXPECT_EQ(req.request()->spdcid, e.tb);
+  EXPECT_EQ(req.request()->psn, e.start) << "reverse Start_PSN = forward Start_PSN";
+
+  Deliver(req);
+  ASSERT_EQ(del_a_.requests.size(), 1u);
+  const RxRequest& up = del_a_.requests[0].request;
+  EXPECT_EQ(up.pdc, e.ia) << "handed up on the initiator PDC";
+  EXPECT_EQ(up.src, kB);
+  EXPECT_EQ(up.psn, e.start);
+  EXPECT_EQ(up.mode, PdsMode::kRud);
+  EXPECT_EQ(del_a_.requests[0].token(), 100u);
+  EXPECT_EQ(A().pdc_count(), 1u);
+
+  Sent ack = TakeOneA();
+  ASSERT_NE(ack.ack(), nullptr);
+  EXPECT_EQ(ack.to, kB);
+  EXPECT_EQ(ack.ack()->spdcid, e.ia);
+  EXPECT_EQ(ack.ack()->dpdcid, e.tb);
+  EXPECT_EQ(ack.ack()->cack_psn, e.start);
+  Deliver(ack);
+  ASSERT_EQ(del_b_.completed.size(), 1u);
+  EXPECT_EQ(del_b_.completed[0].token, 100u);
+  EXPECT_EQ(del_b_.completed[0].pdc, e.tb);
+  EXPECT_EQ(del_b_.completed[0].peer, kA);
+  EXPECT_TRUE(del_b_.failed.empty());
+
+  // Both directions go on independently.
+  SubmitOk(A(), Req(2));
+  r.token = 101;
+  SubmitOk(B(), r);
+  Exchange();
+  EXPECT_EQ(del_a_.CompletedTokens(), (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(del_b_.CompletedTokens(), (std::vector<uint64_t>{100, 101}));
+  EXPECT_EQ(del_a_.RequestTokens(), (std::vector<uint64_t>{100, 101}));
+  EXPECT_EQ(del_b_.RequestTokens(), (std::vector<uint64_t>{1, 2}));
+}
+
+TEST_F(EngineTest, ReverseRequestEstablishesAnInitiatorWhoseFirstAckWasLost) {
+  Build();
+  SubmitOk(A(), Req(1));
+  Sent syn = TakeOneA();
+  Deliver(syn);
+  Sent lost = TakeOneB();  // the first ACK is lost
+  const PdcId tb = lost.ack()->spdcid;
+  const PdcId ia = syn.request()->spdcid;
+  SubmitRequest r = Req(100, kA);
+  r.reverse_of = tb;
+  SubmitOk(B(), r);
+  Deliver(TakeOneB());
+  ASSERT_EQ(del_a_.requests.size(), 1u);
+  EXPECT_EQ(del_a_.requests[0].request.pdc, ia);
+  const Pdc* ini = A().FindInitiator(kB);
   ASSERT_NE(ini, nullptr);
-  EXPECT_EQ(ini->bytes_in_flight, 0u);
-  ASSERT_EQ(ini->cc->Name(), cc::FixedWindow::kName);
-  const auto& fw = static_cast<const cc::FixedWindow&>(*ini->cc).stats();
-  EXPECT_EQ(fw.sent, ini->counters.packets_sent);
-  EXPECT_EQ(fw.sent_bytes, ini->counters.bytes_sent);
-  EXPECT_EQ(fw.acked_packets, 10u);
-  EXPECT_EQ(fw.acked_bytes, 10 * (RudRodRequest::kSize + kPayload));
-  EXPECT_EQ(fw.timeouts, 0u);  // the window stalls sends; it never loses them
-}
-
-TEST_F(EngineTest, UnknownControllerNameFailsCreate) {
-  EngineConfig cfg;
-  cfg.local = kA;
-  cfg.cc_name = "no-such-cc";
-  auto e = Engine::Create(cfg, rand_a_, sink_a_, rec_a_);
-  ASSERT_FALSE(e.ok());
-  EXPECT_EQ(e.error().code, Errc::kInvalidArgument);
-  EXPECT_NE(e.error().ToString().find("controller name"), std::string::npos)
-      << e.error().ToString();
-  EXPECT_NE(e.error().ToString().find("fixed"), std::string::npos) << e.error().ToString();
-}
-
-TEST_F(EngineTest, ControllerSeesSendsAcksAndTimeouts) {
-  Build();
-  ASSERT_TRUE(a_->Submit(now_, kB, 1, NextHeader::kSesSmallRequest, Payload(1)).ok());
-  wire_.clear();  // lost
-  now_ = a_->NextDeadline();
-  a_->OnTimer(now_);
+  EXPECT_TRUE(ini->established) << "only the target of our SYN can use our PDC ID";
+  EXPECT_EQ(ini->remote, tb);
+  Deliver(TakeOneA());  // ACK of the reverse request
+  EXPECT_EQ(del_b_.CompletedTokens(), std::vector<uint64_t>{100});
+  SubmitOk(A(), Req(2));
+  Sent next = TakeOneA();
+  ASSERT_NE(next.request(), nullptr);
+  EXPECT_FALSE(next.request()->syn);
+  EXPECT_EQ(next.request()->dpdcid, tb);
+  Deliver(next);
   Settle();
-  ASSERT_EQ(rec_a_.completed, std::vector<uint64_t>{1});
-  const InitiatorPdc* ini = a_->FindInitiator(kB);
-  ASSERT_NE(ini, nullptr);
-  const auto& fw = static_cast<const cc::FixedWindow&>(*ini->cc).stats();
-  EXPECT_EQ(fw.sent, 2u);
-  EXPECT_EQ(fw.retransmissions_sent, 1u);
-  EXPECT_EQ(fw.timeouts, 1u);
-  EXPECT_EQ(fw.acked_packets, 1u);
-  EXPECT_EQ(ini->counters.acks_received, 1u);
-  const PdcCounters b = b_->TotalPdcCounters();
-  EXPECT_EQ(b.packets_received, 1u);
-  EXPECT_EQ(b.acks_sent[AckReason::kSyn] + b.acks_sent[AckReason::kAckRequested], 1u);
+  EXPECT_EQ(Sorted(del_a_.CompletedTokens()), (std::vector<uint64_t>{1, 2}));
 }
 
-TEST_F(EngineTest, FailedPdcCountersAreKeptInTheTotal) {
-  Build();
-  ASSERT_TRUE(a_->Submit(now_, kB, 1, NextHeader::kSesSmallRequest, Payload(1)).ok());
-  while (a_->NextDeadline() != TimePoint::Max()) {
-    wire_.clear();
-    now_ = a_->NextDeadline();
-    a_->OnTimer(now_);
+// ---- Submit errors ----
+
+TEST_F(EngineTest, SubmitErrorsSendAndQueueNothing) {
+  EngineConfig c = TestConfig();
+  c.max_packet_bytes = 256;
+  Build(c);
+  const Established e = Establish();
+  const uint64_t sent_before = sink_a_.total;
+
+  SubmitRequest unknown = Req(10, kA);
+  unknown.reverse_of = PdcId(static_cast<uint16_t>(e.tb.value() + 1));
+  EXPECT_FALSE(Submit(B(), unknown).ok()) << "reverse_of names no PDC";
+  SubmitRequest initiator = Req(11, kB);
+  initiator.reverse_of = e.ia;
+  EXPECT_FALSE(Submit(A(), initiator).ok()) << "reverse_of names an initiator PDC";
+
+  Bytes big(256 - RudRodRequest::kSize + 1);
+  EXPECT_FALSE(A().Submit(now_, Req(12), big).ok()) << "packet too big";
+  Bytes fits(256 - RudRodRequest::kSize);
+  EXPECT_TRUE(A().Submit(now_, Req(13), fits).ok()) << "exactly max_packet_bytes";
+  TakeA();
+
+  SubmitRequest bad_hdr = Req(14);
+  bad_hdr.next_hdr = static_cast<NextHeader>(9);
+  EXPECT_FALSE(Submit(A(), bad_hdr).ok()) << "unknown next_hdr";
+
+  EXPECT_EQ(sink_a_.total, sent_before + 1) << "only the request that fit went out";
+  EXPECT_EQ(sink_b_.total, 1u);
+  EXPECT_TRUE(del_a_.failed.empty());
+  EXPECT_TRUE(del_b_.failed.empty());
+}
+
+TEST_F(EngineTest, MaxPacketBytesCountsEachModesHeader) {
+  EngineConfig c = TestConfig();
+  c.max_packet_bytes = 100;
+  Build(c);
+  struct Case {
+    PdsMode mode;
+    size_t header;
+  };
+  for (const Case& k :
+       {Case{PdsMode::kRud, RudRodRequest::kSize}, Case{PdsMode::kRod, RudRodRequest::kSize},
+        Case{PdsMode::kRudi, RudiPacket::kSize}, Case{PdsMode::kUud, UudRequest::kSize}}) {
+    SCOPED_TRACE(PdsModeName(k.mode));
+    Bytes fits(100 - k.header);
+    Bytes big(100 - k.header + 1);
+    EXPECT_TRUE(A().Submit(now_, Req(1, kB, k.mode), fits).ok());
+    EXPECT_FALSE(A().Submit(now_, Req(2, kB, k.mode), big).ok());
   }
-  EXPECT_EQ(a_->pdc_count(), 0u);
-  EXPECT_EQ(a_->counters().pdcs_opened, 1u);
-  EXPECT_EQ(a_->counters().pdcs_failed, 1u);
-  const PdcCounters total = a_->TotalPdcCounters();
-  EXPECT_EQ(total.retransmissions_timeout, EngineConfig::kDefaultRetryLimit);
-  EXPECT_EQ(total.packets_sent, 1u + EngineConfig::kDefaultRetryLimit);
+  for (const Sent& s : TakeA()) EXPECT_EQ(s.bytes.size(), 100u);
+}
+
+TEST_F(EngineTest, SubmitFailsWhenTheQueueIsFull) {
+  EngineConfig c = TestConfig();
+  c.mp_range = 1;
+  c.fast_retransmit_threshold = 1;
+  c.max_queued_per_pdc = 2;
+  Build(c);
+  SubmitOk(A(), Req(1));  // sent
+  SubmitOk(A(), Req(2));  // queued
+  SubmitOk(A(), Req(3));  // queued
+  EXPECT_FALSE(Submit(A(), Req(4)).ok());
+  EXPECT_EQ(TakeA().size(), 1u);
+  Settle();
+  EXPECT_EQ(del_a_.CompletedTokens(), (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_TRUE(del_a_.failed.empty());
+}
+
+TEST_F(EngineTest, SubmitFailsWhenThePdcTableIsFull) {
+  EngineConfig c = TestConfig();
+  c.max_pdcs = 1;
+  Build(c);
+  SubmitOk(A(), Req(1, kB));
+  EXPECT_FALSE(Submit(A(), Req(2, kC)).ok());
+  EXPECT_EQ(A().counters().table_full, 1u);
+  EXPECT_EQ(A().pdc_count(), 1u);
+  SubmitOk(A(), Req(3, kB));  // the open PDC still takes requests
+  EXPECT_EQ(TakeA().size(), 2u);
+}
+
+// ---- config validation ----
+
+struct BadConfig {
+  const char* name;
+  std::function<void(EngineConfig&)> set;
+};
+
+TEST(EngineConfigTest, EveryBadFieldIsRejectedByCreate) {
+  const std::vector<BadConfig> rows = {
+      {"mp_range 0", [](EngineConfig& c) { c.mp_range = 0; }},
+      {"mp_range too big", [](EngineConfig& c) { c.mp_range = PsnWindowConfig::kMaxMpRange + 1; }},
+      {"rto.min_rto 0", [](EngineConfig& c) { c.rto.min_rto = Duration::zero(); }},
+      {"rto.initial below min",
+       [](EngineConfig& c) { c.rto.initial_rto = c.rto.min_rto - Duration(1); }},
+      {"rto.max below initial",
+       [](EngineConfig& c) { c.rto.max_rto = c.rto.initial_rto - Duration(1); }},
+      {"rto.max above 60 s",
+       [](EngineConfig& c) { c.rto.max_rto = RtoConfig::kMaxRto + Duration(1); }},
+      {"rto.granularity negative", [](EngineConfig& c) { c.rto.granularity = Duration(-1); }},
+      {"ack.trigger 0", [](EngineConfig& c) { c.ack.ack_gen_trigger_bytes = 0; }},
+      {"ack.trigger too big",
+       [](EngineConfig& c) {
+         c.ack.ack_gen_trigger_bytes = AckPolicyConfig::kMaxAckGenTrigger + 1;
+       }},
+      {"ack.min_pkt_add too big",
+       [](EngineConfig& c) {
+         c.ack.ack_gen_min_pkt_add_bytes = AckPolicyConfig::kMaxAckGenMinPktAdd + 1;
+       }},
+      {"ack.delay too long",
+       [](EngineConfig& c) { c.ack.ack_delay = AckPolicyConfig::kMaxAckDelay + Duration(1); }},
+      {"ack.delay negative", [](EngineConfig& c) { c.ack.ack_delay = Duration(-1); }},
+      {"max_pdcs 0", [](EngineConfig& c) { c.max_pdcs = 0; }},
+      {"max_pdcs 65536", [](EngineConfig& c) { c.max_pdcs = 65536; }},
+      {"max_packet_bytes = request header",
+       [](EngineConfig& c) { c.max_packet_bytes = RudRodRequest::kSize; }},
+      {"max_packet_bytes 65536", [](EngineConfig& c) { c.max_packet_bytes = 65536; }},
+      {"max_queued_per_pdc 0", [](EngineConfig& c) { c.max_queued_per_pdc = 0; }},
+      {"idle_close negative", [](EngineConfig& c) { c.idle_close = Duration(-1); }},
+      {"close_linger negative", [](EngineConfig& c) { c.close_linger = Duration(-1); }},
+      {"clear_request_after 0", [](EngineConfig& c) { c.clear_request_after = Duration::zero(); }},
+      {"clear_request_after negative",
+       [](EngineConfig& c) { c.clear_request_after = Duration(-5); }},
+      {"max_rudi_outstanding 0", [](EngineConfig& c) { c.max_rudi_outstanding = 0; }},
+      {"fast_retransmit_threshold above mp_range",
+       [](EngineConfig& c) { c.fast_retransmit_threshold = c.mp_range + 1; }},
+      // Zero stored responses would NACK every RUD/ROD request with
+      // NO_GTD_DEL_AVAIL: the engine could deliver nothing.
+      {"max_gtd_responses 0", [](EngineConfig& c) { c.max_gtd_responses = 0; }},
+      {"cc_name unknown", [](EngineConfig& c) { c.cc_name = "no-such-controller"; }},
+      {"cc.fixed.window_bytes 0", [](EngineConfig& c) { c.cc.fixed.window_bytes = 0; }},
+      {"cc.fixed.window_bytes too big",
+       [](EngineConfig& c) {
+         c.cc.fixed.window_bytes = cc::FixedWindowConfig::kMaxWindowBytes + 1;
+       }},
+  };
+  SeededRandom random(7);
+  CaptureSink sink(kA);
+  RecordingDelivery delivery;
+  for (const BadConfig& row : rows) {
+    SCOPED_TRACE(row.name);
+    EngineConfig c;
+    c.local = kA;
+    row.set(c);
+    EXPECT_FALSE(c.Validate().ok());
+    auto e = Engine::Create(c, random, sink, delivery);
+    EXPECT_FALSE(e.ok());
+  }
+}
+
+TEST(EngineConfigTest, DefaultsAndBoundaryValuesAreAccepted) {
+  const std::vector<BadConfig> rows = {
+      {"defaults", [](EngineConfig&) {}},
+      {"max_pdcs 1", [](EngineConfig& c) { c.max_pdcs = 1; }},
+      {"max_pdcs 65535", [](EngineConfig& c) { c.max_pdcs = 65535; }},
+      {"max_packet_bytes 65535", [](EngineConfig& c) { c.max_packet_bytes = 65535; }},
+      {"idle_close 0 (never)", [](EngineConfig& c) { c.idle_close = Duration::zero(); }},
+      {"close_linger 0", [](EngineConfig& c) { c.close_linger = Duration::zero(); }},
+      {"rod_reorder_bytes 0 (Go-Back-N)", [](EngineConfig& c) { c.rod_reorder_bytes = 0; }},
+      {"fast retransmit off", [](EngineConfig& c) { c.fast_retransmit_threshold = 0; }},
+      {"fast retransmit = mp_range",
+       [](EngineConfig& c) { c.fast_retransmit_threshold = c.mp_range; }},
+      {"mp_range max", [](EngineConfig& c) { c.mp_range = PsnWindowConfig::kMaxMpRange; }},
+      {"max_gtd_responses 1", [](EngineConfig& c) { c.max_gtd_responses = 1; }},
+  };
+  SeededRandom random(7);
+  CaptureSink sink(kA);
+  RecordingDelivery delivery;
+  for (const BadConfig& row : rows) {
+    SCOPED_TRACE(row.name);
+    EngineConfig c;
+    c.local = kA;
+    row.set(c);
+    auto e = Engine::Create(c, random, sink, delivery);
+    EXPECT_TRUE(e.ok()) << e.error().ToString();
+  }
 }
 
 }  // namespace
-}  // namespace uet::pds
+}  // namespace uet::pds::engine_test
