@@ -163,12 +163,16 @@ Result<std::unique_ptr<ReceiverHalf>> Engine::MakeReceiver(Psn start_psn) const 
 }
 
 Engine::InitiatorKey Engine::KeyOf(const Pdc& pdc) {
-  return {static_cast<uint8_t>(pdc.mode), pdc.job.value(), pdc.peer, pdc.tc};
+  return MakeKey(pdc.mode, pdc.job, pdc.peer, pdc.tc);
+}
+
+void Engine::ForgetInitiatorKey(const Pdc& pdc) {
+  auto k = initiator_by_key_.find(KeyOf(pdc));
+  if (k != initiator_by_key_.end() && k->second == pdc.local) initiator_by_key_.erase(k);
 }
 
 Result<Pdc*> Engine::GetOrCreateInitiator(const SubmitRequest& request) {
-  InitiatorKey key{static_cast<uint8_t>(request.mode), request.job.value(), request.dst,
-                   request.tc};
+  const InitiatorKey key = MakeKey(request.mode, request.job, request.dst, request.tc);
   if (auto it = initiator_by_key_.find(key); it != initiator_by_key_.end()) {
     return pdcs_.at(it->second.value()).get();
   }
@@ -202,7 +206,7 @@ Pdc* Engine::FindPdcMutable(PdcId local) {
 
 const Pdc* Engine::FindInitiator(const IpAddress& dst, PdsMode mode, JobId job,
                                  uint8_t tc) const {
-  auto it = initiator_by_key_.find(InitiatorKey{static_cast<uint8_t>(mode), job.value(), dst, tc});
+  auto it = initiator_by_key_.find(MakeKey(mode, job, dst, tc));
   return it == initiator_by_key_.end() ? nullptr : pdcs_.at(it->second.value()).get();
 }
 
@@ -212,8 +216,7 @@ void Engine::RemovePdc(PdcId local) {
   std::unique_ptr<Pdc> pdc = std::move(it->second);
   pdcs_.erase(it);
   if (pdc->is_initiator()) {
-    auto k = initiator_by_key_.find(KeyOf(*pdc));
-    if (k != initiator_by_key_.end() && k->second == pdc->local) initiator_by_key_.erase(k);
+    ForgetInitiatorKey(*pdc);
   } else {
     auto k = target_by_peer_.find(TargetKey{pdc->peer, pdc->remote.value()});
     if (k != target_by_peer_.end() && k->second == pdc->local) target_by_peer_.erase(k);

@@ -44,6 +44,7 @@
 namespace uet::pds {
 
 class Pdc;
+struct SentPacket;
 class SenderHalf;
 class ReceiverHalf;
 struct RudiPending;
@@ -266,7 +267,12 @@ class Engine {
   Result<Pdc*> GetOrCreateInitiator(const SubmitRequest& request);
   Result<std::unique_ptr<SenderHalf>> MakeSender(Psn start_psn) const;
   Result<std::unique_ptr<ReceiverHalf>> MakeReceiver(Psn start_psn) const;
+  static InitiatorKey MakeKey(PdsMode mode, JobId job, const IpAddress& dst, uint8_t tc) {
+    return {static_cast<uint8_t>(mode), job.value(), dst, tc};
+  }
   static InitiatorKey KeyOf(const Pdc& pdc);
+  // Takes an initiator PDC out of the key table (a new Submit opens a new one).
+  void ForgetInitiatorKey(const Pdc& pdc);
   Pdc* FindPdcMutable(PdcId local);
   // Removes the PDC from every table; counters go to retired_.
   void RemovePdc(PdcId local);
@@ -278,6 +284,8 @@ class Engine {
   Status SubmitToPdc(TimePoint now, Pdc& pdc, const SubmitRequest& request,
                      std::span<const std::byte> bytes);
   void Pump(TimePoint now, Pdc& pdc);
+  // Stores a packet on a PSN just taken from the window and sends it.
+  void SendNew(TimePoint now, Pdc& pdc, Psn psn, SentPacket packet);
   void Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx);
   void HandleAck(TimePoint now, const IpAddress& from, const Ack& ack,
                  std::optional<SackBlock> sack, std::span<const std::byte> response);
@@ -304,6 +312,8 @@ class Engine {
   Delivered DeliverUp(TimePoint now, Pdc& pdc, Psn psn, NextHeader next_hdr,
                       std::span<const std::byte> payload, bool ecn_ce);
   void ReleaseReordered(TimePoint now, Pdc& pdc);
+  // Counts one accepted arrival and remembers it for the delay ACK.
+  void RecordArrival(Pdc& pdc, Psn psn, size_t payload_bytes, bool ecn_ce);
   // ROD: NACK UET_RCVR_INFER_LOSS for the gap when `min_waiting` packets wait
   // behind it, else arm the timer that asks anyway after the ACK delay.
   void InferRodLoss(TimePoint now, Pdc& pdc, size_t min_waiting);
@@ -324,6 +334,10 @@ class Engine {
   void SendClear(TimePoint now, Pdc& pdc);
   void StartClose(TimePoint now, Pdc& pdc);
   void OnCloseReceived(TimePoint now, Pdc& pdc, Psn psn);
+  // When the target should send CLEAR_REQ; TimePoint::Max() if nothing is stored.
+  TimePoint ClearRequestDue(const Pdc& pdc) const;
+  // The PDC's sender half goes away: every request on it fails with `failure`.
+  void FailSender(Pdc& pdc, const Failure& failure);
   void EnterLinger(TimePoint now, Pdc& pdc);
   // Closes, expires or removes the PDC when its time has come; false if removed.
   bool PdcTimers(TimePoint now, Pdc& pdc);

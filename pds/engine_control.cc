@@ -9,14 +9,7 @@
 namespace uet::pds {
 
 void Engine::SendControl(TimePoint now, Pdc& pdc, ControlType type, Psn psn, uint32_t payload) {
-  ControlPacket cp;
-  cp.ctl_type = type;
-  cp.is_rod = pdc.mode == PdsMode::kRod;
-  cp.psn = psn;
-  cp.spdcid = pdc.local;
-  cp.dpdcid = pdc.remote;
-  cp.payload = payload;
-  Emit(pdc.peer, cp, {});
+  Emit(pdc.peer, pdc.Control(type, psn, payload), {});
   pdc.last_activity = now;
 }
 
@@ -29,15 +22,15 @@ void Engine::SendClear(TimePoint now, Pdc& pdc) {
 }
 
 void Engine::HandleControl(TimePoint now, const IpAddress& from, const ControlPacket& cp) {
-  Pdc* found = cp.syn ? nullptr : FindPdcMutable(cp.dpdcid);
   if (cp.syn) {
     // Only a CLOSE could carry SYN (a PDC closed before its first ACK), and
     // this engine never sends one: an initiator closes established PDCs only.
     Drop(DropReason::kUnsupported);
     return;
   }
+  Pdc* found = FindPdcMutable(cp.dpdcid);
   if (found == nullptr || found->peer != from ||
-      ((found->established || !found->is_initiator()) && found->remote != cp.spdcid)) {
+      (found->established && found->remote != cp.spdcid)) {
     Drop(DropReason::kAckUnknownPdc);
     if (cp.ctl_type == ControlType::kClose || cp.ctl_type == ControlType::kAckReq) {
       SendNack(nullptr, from, NackCode::kInvDpdcid, cp.psn, kNoPdc, cp.spdcid);
@@ -84,9 +77,7 @@ void Engine::HandleControl(TimePoint now, const IpAddress& from, const ControlPa
 
 void Engine::StartClose(TimePoint now, Pdc& pdc) {
   SenderHalf& tx = *pdc.tx;
-  // Out of the key table at once: a new Submit opens a new PDC.
-  auto k = initiator_by_key_.find(KeyOf(pdc));
-  if (k != initiator_by_key_.end() && k->second == pdc.local) initiator_by_key_.erase(k);
+  ForgetInitiatorKey(pdc);  // at once: a new Submit opens a new PDC
   std::optional<Psn> psn = pdc.established ? tx.window.Send() : std::nullopt;
   if (!psn) {
     // Never acknowledged (nothing to close at the target) or no PSN free.
@@ -96,19 +87,12 @@ void Engine::StartClose(TimePoint now, Pdc& pdc) {
   }
   pdc.state = PdcState::kClosing;
   pdc.close_psn = *psn;
-  SentPacket& s = tx.slot(*psn);
-  s.used = true;
-  s.kind = SentKind::kClose;
-  s.token = 0;
-  s.next_hdr = NextHeader::kNone;
-  s.ack_request = true;
-  s.ses_and_payload.clear();
-  s.bytes = ControlPacket::kSize;
-  s.retransmitted = false;
-  s.fast_retransmitted = false;
-  tx.bytes_in_flight += s.bytes;
-  Transmit(now, pdc, *psn, /*retx=*/false);
-  if (tx.rto_deadline == TimePoint::Max()) tx.rto_deadline = tx.rto.Deadline(now);
+  SendNew(now, pdc, *psn,
+          SentPacket{.used = true,
+                     .kind = SentKind::kClose,
+                     .ack_request = true,
+                     .ses_and_payload = {},
+                     .bytes = static_cast<uint32_t>(ControlPacket::kSize)});
 }
 
 void Engine::OnCloseReceived(TimePoint now, Pdc& pdc, Psn psn) {
@@ -139,18 +123,14 @@ void Engine::EnterLinger(TimePoint now, Pdc& pdc) {
   pdc.state = PdcState::kLingering;
   pdc.linger_until = now + config_.close_linger;
   // Reverse requests still waiting cannot be delivered any more.
-  if (pdc.tx) {
-    std::vector<uint64_t> failed;
-    SenderHalf& tx = *pdc.tx;
-    tx.window.ForEachOutstanding(false, [&](Psn p) {
-      const SentPacket& s = tx.slot(p);
-      if (s.used && s.kind == SentKind::kRequest) failed.push_back(s.token);
-    });
-    for (const QueuedPacket& q : tx.queue) failed.push_back(q.token);
-    pdc.tx.reset();
-    const Failure failure{pdc.peer, pdc.local, FailureReason::kClosed, 0};
-    for (uint64_t token : failed) delivery_.OnSendFailed(token, failure);
-  }
+  if (pdc.tx) FailSender(pdc, Failure{pdc.peer, pdc.local, FailureReason::kClosed, 0});
+}
+
+TimePoint Engine::ClearRequestDue(const Pdc& pdc) const {
+  if (!pdc.rx || pdc.rx->stored.empty()) return TimePoint::Max();
+  const TimePoint oldest = pdc.rx->stored.begin()->second.stored_at;
+  return std::max(oldest, pdc.rx->clear_requested_at.value_or(oldest)) +
+         config_.clear_request_after;
 }
 
 Duration Engine::ExpireAfter() const {
@@ -164,14 +144,8 @@ TimePoint Engine::PdcDeadline(const Pdc& pdc) const {
     case PdcState::kClosing: return TimePoint::Max();  // the RTO drives the CLOSE
     case PdcState::kOpen: break;
   }
-  TimePoint next = TimePoint::Max();
-  if (pdc.rx && pdc.rx->infer_loss_at) next = *pdc.rx->infer_loss_at;
-  if (pdc.rx && !pdc.rx->stored.empty()) {
-    const TimePoint oldest = pdc.rx->stored.begin()->second.stored_at;
-    TimePoint due = std::max(oldest, pdc.rx->clear_requested_at.value_or(oldest)) +
-                    config_.clear_request_after;
-    next = std::min(next, due);
-  }
+  TimePoint next = ClearRequestDue(pdc);
+  if (pdc.rx && pdc.rx->infer_loss_at) next = std::min(next, *pdc.rx->infer_loss_at);
   if (config_.idle_close.count() == 0 || !pdc.Idle()) return next;
   if (pdc.close_requested_at) return std::min(next, *pdc.close_requested_at + ExpireAfter());
   return std::min(next, pdc.last_activity + config_.idle_close);
@@ -188,15 +162,10 @@ bool Engine::PdcTimers(TimePoint now, Pdc& pdc) {
   if (pdc.rx && pdc.rx->infer_loss_at && now >= *pdc.rx->infer_loss_at) {
     InferRodLoss(now, pdc, 1);
   }
-  if (pdc.rx && !pdc.rx->stored.empty()) {
-    const TimePoint oldest = pdc.rx->stored.begin()->second.stored_at;
-    TimePoint due = std::max(oldest, pdc.rx->clear_requested_at.value_or(oldest)) +
-                    config_.clear_request_after;
-    if (now >= due) {
-      const Psn first = pdc.rx->stored.begin()->first;
-      SendControl(now, pdc, ControlType::kClearReq, first, first.value());
-      pdc.rx->clear_requested_at = now;
-    }
+  if (now >= ClearRequestDue(pdc)) {
+    const Psn first = pdc.rx->stored.begin()->first;
+    SendControl(now, pdc, ControlType::kClearReq, first, first.value());
+    pdc.rx->clear_requested_at = now;
   }
   if (config_.idle_close.count() == 0 || !pdc.Idle()) return true;
   if (pdc.is_initiator()) {

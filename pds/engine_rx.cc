@@ -63,8 +63,8 @@ Pdc* Engine::MatchRequest(const IpAddress& from, const RudRodRequest& req) {
     SendNack(nullptr, from, NackCode::kInvDpdcid, req.psn, kNoPdc, req.spdcid);
     return nullptr;
   }
-  const bool remote_known = pdc->established || !pdc->is_initiator();
-  if (pdc->peer != from || (remote_known && pdc->remote != req.spdcid)) {
+  // A target PDC is established from its first packet: it knows the peer's ID.
+  if (pdc->peer != from || (pdc->established && pdc->remote != req.spdcid)) {
     Drop(DropReason::kHeaderMismatch);
     SendNack(nullptr, from, NackCode::kPdcHdrMismatch, req.psn, kNoPdc, req.spdcid);
     return nullptr;
@@ -136,65 +136,63 @@ void Engine::HandleRequest(TimePoint now, const IpAddress& from, const RudRodReq
       arrival.out_of_order = req.psn != highest_before + 1;
       break;
   }
-  if (verdict == RxPsn::kNew) {
-    const Psn expected = pdc.mode == PdsMode::kRod ? NextToDeliver(rx) : req.psn;
-    if (pdc.mode == PdsMode::kRod && req.psn != expected) {
-      if (config_.rod_reorder_bytes == 0 ||
-          reorder_bytes_ + payload.size() > config_.rod_reorder_bytes) {
-        // Go-Back-N, as the spec text describes ROD: drop it and say which
-        // PSN we expect, once per expected PSN.
-        Drop(DropReason::kRodOutOfOrder);
-        if (rx.rod_nacked_for != expected) {
-          rx.rod_nacked_for = expected;
-          SendNack(&pdc.counters, from, NackCode::kRodOoo, req.psn, pdc.local, pdc.remote,
-                   expected.value());
-        }
-        return;
+  const std::optional<Psn> expected =
+      verdict == RxPsn::kNew && pdc.mode == PdsMode::kRod ? std::optional(NextToDeliver(rx))
+                                                          : std::nullopt;
+  if (expected && req.psn != *expected) {
+    if (config_.rod_reorder_bytes == 0 ||
+        reorder_bytes_ + payload.size() > config_.rod_reorder_bytes) {
+      // Go-Back-N, as the spec text describes ROD: drop it and say which PSN
+      // we expect, once per expected PSN.
+      Drop(DropReason::kRodOutOfOrder);
+      if (rx.rod_nacked_for != expected) {
+        rx.rod_nacked_for = expected;
+        SendNack(&pdc.counters, from, NackCode::kRodOoo, req.psn, pdc.local, pdc.remote,
+                 expected->value());
       }
-      const bool first = pdc.counters.packets_received == 0;
-      rx.reordered.emplace(req.psn, Reordered{req.next_hdr, meta.ecn_ce,
-                                              {payload.begin(), payload.end()}});
-      reorder_bytes_ += payload.size();
-      ++pdc.counters.rod_reordered;
-      ++pdc.counters.packets_received;
-      pdc.counters.bytes_received += RudRodRequest::kSize + payload.size();
-      InferRodLoss(now, pdc, config_.fast_retransmit_threshold);
-      // An ACK now would carry no news (the packet is not SACKed until it goes
-      // up), except to a new PDC's initiator, which learns our PDC ID from it.
-      if (first && req.syn) SendAck(now, pdc, rx.window.cack(), AckReason::kSyn, meta.ecn_ce);
       return;
-    } else {
-      Delivered d = DeliverUp(now, pdc, req.psn, req.next_hdr, payload, meta.ecn_ce);
-      if (!d.accepted) return;
-      bool released = false;
-      if (!rx.reordered.empty()) {
-        arrival.out_of_order = true;  // CACK jumps: tell the sender at once
-        released = true;
-        ReleaseReordered(now, pdc);
-        InferRodLoss(now, pdc, config_.fast_retransmit_threshold);
-      }
-      if (d.acked && !released) {
-        // The ACK carrying the response covered this arrival.
-        ++pdc.counters.packets_received;
-        pdc.counters.bytes_received += RudRodRequest::kSize + payload.size();
-        rx.last_arrival = req.psn;
-        rx.last_arrival_ce = meta.ecn_ce;
-        return;
-      }
+    }
+    rx.reordered.emplace(req.psn, Reordered{req.next_hdr, meta.ecn_ce,
+                                            {payload.begin(), payload.end()}});
+    reorder_bytes_ += payload.size();
+    ++pdc.counters.rod_reordered;
+    RecordArrival(pdc, req.psn, payload.size(), meta.ecn_ce);
+    InferRodLoss(now, pdc, config_.fast_retransmit_threshold);
+    // An ACK now would carry no news (the packet is not SACKed until it goes
+    // up), except to a new PDC's initiator, which learns our PDC ID from it.
+    if (arrival.syn) SendAck(now, pdc, rx.window.cack(), AckReason::kSyn, meta.ecn_ce);
+    return;
+  }
+  if (verdict == RxPsn::kNew) {
+    Delivered d = DeliverUp(now, pdc, req.psn, req.next_hdr, payload, meta.ecn_ce);
+    if (!d.accepted) return;
+    if (!rx.reordered.empty()) {
+      arrival.out_of_order = true;  // CACK jumps: tell the sender at once
+      ReleaseReordered(now, pdc);
+      InferRodLoss(now, pdc, config_.fast_retransmit_threshold);
+    } else if (d.acked) {
+      // The ACK carrying the response covered this arrival.
+      RecordArrival(pdc, req.psn, payload.size(), meta.ecn_ce);
+      return;
     }
   }
-  ++pdc.counters.packets_received;
-  pdc.counters.bytes_received += RudRodRequest::kSize + payload.size();
+  RecordArrival(pdc, req.psn, payload.size(), meta.ecn_ce);
   if (pdc.close_psn && pdc.state == PdcState::kOpen && !pdc.is_initiator() &&
       rx.window.cack() >= *pdc.close_psn) {
     EnterLinger(now, pdc);  // the gap before a CLOSE filled
   }
-  if (rx.window.IsReceived(req.psn)) {  // not a repeat of a buffered ROD packet
-    rx.last_arrival = req.psn;
-    rx.last_arrival_ce = meta.ecn_ce;
-  }
   if (AckReason why = rx.ack.OnPacket(now, arrival); why != AckReason::kNone) {
     SendAck(now, pdc, req.psn, why, meta.ecn_ce);
+  }
+}
+
+void Engine::RecordArrival(Pdc& pdc, Psn psn, size_t payload_bytes, bool ecn_ce) {
+  ++pdc.counters.packets_received;
+  pdc.counters.bytes_received += RudRodRequest::kSize + payload_bytes;
+  ReceiverHalf& rx = *pdc.rx;
+  if (rx.window.IsReceived(psn)) {  // not a ROD packet waiting in the reorder buffer
+    rx.last_arrival = psn;
+    rx.last_arrival_ce = ecn_ce;
   }
 }
 
@@ -297,15 +295,7 @@ void Engine::SendAck(TimePoint now, Pdc& pdc, Psn ack_psn, AckReason reason, boo
   ack.spdcid = pdc.local;
   ack.dpdcid = pdc.remote;
   if (rx.window.pending_count() > 0) {
-    SackBlock sack = rx.window.Sack();
-    // A PSN with a stored response is acknowledged only by an ACK carrying
-    // that response: leave it out of the bitmap.
-    if (rx.window.held_count() > 0) {
-      const Psn base = ack.cack_psn + sack.sack_psn_offset;
-      for (int i = 0; i < 64; ++i) {
-        if (rx.window.IsHeld(base + i)) sack.bitmap &= ~(uint64_t{1} << i);
-      }
-    }
+    const SackBlock sack = rx.window.SackWithoutHeld();
     AckCc cc;
     cc.ack = ack;
     cc.ext.mpr = static_cast<uint8_t>(std::min<uint32_t>(255, rx.window.mp_range() / 128));

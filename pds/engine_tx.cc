@@ -91,46 +91,38 @@ void Engine::Pump(TimePoint now, Pdc& pdc) {
     if (!tx.cc->CanSend(tx.bytes_in_flight, bytes)) break;  // OnAck/OnTimer pump again
     std::optional<Psn> psn = tx.window.Send();
     if (!psn) break;
-    SentPacket& s = tx.slot(*psn);
-    s.used = true;
-    s.kind = SentKind::kRequest;
-    s.token = q.token;
-    s.next_hdr = q.next_hdr;
-    s.ses_and_payload = std::move(q.ses_and_payload);
-    s.bytes = bytes;
-    s.retransmitted = false;
-    s.fast_retransmitted = false;
-    const bool ack_request = q.ack_request;
+    SentPacket s{.used = true,
+                 .kind = SentKind::kRequest,
+                 .token = q.token,
+                 .next_hdr = q.next_hdr,
+                 .ack_request = q.ack_request,
+                 .ses_and_payload = std::move(q.ses_and_payload),
+                 .bytes = bytes};
     tx.queue.pop_front();
     // AR on the last packet of a burst: the target answers at once instead of
     // after its ACK delay.
-    s.ack_request = ack_request || tx.queue.empty();
-    tx.bytes_in_flight += bytes;
-    Transmit(now, pdc, *psn, /*retx=*/false);
-    max_outstanding_ = std::max(max_outstanding_, tx.window.outstanding());
-    if (tx.rto_deadline == TimePoint::Max()) tx.rto_deadline = tx.rto.Deadline(now);
+    s.ack_request = s.ack_request || tx.queue.empty();
+    SendNew(now, pdc, *psn, std::move(s));
   }
+}
+
+void Engine::SendNew(TimePoint now, Pdc& pdc, Psn psn, SentPacket packet) {
+  SenderHalf& tx = *pdc.tx;
+  tx.bytes_in_flight += packet.bytes;
+  tx.slot(psn) = std::move(packet);
+  Transmit(now, pdc, psn, /*retx=*/false);
+  max_outstanding_ = std::max(max_outstanding_, tx.window.outstanding());
+  if (tx.rto_deadline == TimePoint::Max()) tx.rto_deadline = tx.rto.Deadline(now);
 }
 
 void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
   SenderHalf& tx = *pdc.tx;
   SentPacket& s = tx.slot(psn);
-  const bool syn = pdc.is_initiator() && !pdc.established;
-  const auto psn_offset = static_cast<uint16_t>(psn - pdc.start_psn);
   if (s.kind == SentKind::kClose) {
-    ControlPacket cp;
-    cp.ctl_type = ControlType::kClose;
-    cp.is_rod = pdc.mode == PdsMode::kRod;
+    // StartClose sends a CLOSE on established PDCs only: SYN = 0.
+    ControlPacket cp = pdc.Control(ControlType::kClose, psn, 0);
     cp.retx = retx;
     cp.ar = true;
-    cp.psn = psn;
-    cp.spdcid = pdc.local;
-    cp.syn = syn;
-    if (syn) {
-      cp.psn_offset = psn_offset;
-    } else {
-      cp.dpdcid = pdc.remote;
-    }
     Emit(pdc.peer, cp, {});
   } else {
     RudRodRequest req;
@@ -142,9 +134,9 @@ void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
     req.spdcid = pdc.local;
     // CLEAR_PSN: everything up to it acked; psn - it <= MP_RANGE <= 32640 fits int16.
     req.clear_psn_offset = static_cast<int16_t>(tx.AckedThrough() - psn);
-    req.syn = syn;
-    if (syn) {
-      req.psn_offset = psn_offset;
+    req.syn = pdc.is_initiator() && !pdc.established;
+    if (req.syn) {
+      req.psn_offset = static_cast<uint16_t>(psn - pdc.start_psn);
     } else {
       req.dpdcid = pdc.remote;
     }
@@ -163,9 +155,8 @@ void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
 void Engine::HandleAck(TimePoint now, const IpAddress& from, const Ack& ack,
                        std::optional<SackBlock> sack, std::span<const std::byte> response) {
   Pdc* found = FindPdcMutable(ack.dpdcid);
-  const bool knows_remote = found != nullptr && (found->established || !found->is_initiator());
   if (found == nullptr || !found->tx || found->peer != from || ack.spdcid == kNoPdc ||
-      (knows_remote && ack.spdcid != found->remote)) {
+      (found->established && ack.spdcid != found->remote)) {
     Drop(DropReason::kAckUnknownPdc);
     return;
   }
@@ -183,17 +174,9 @@ void Engine::HandleAck(TimePoint now, const IpAddress& from, const Ack& ack,
   AckInfo info;
   info.cack_psn = ack.cack_psn;
   if (!ack.p) info.ack_psn = ack.cack_psn + ack.ack_psn_offset;
-  info.sack = sack;
-  if (sack) {
-    // Bits for PSNs we never sent carry no news (a forged or corrupted
-    // request the target took for ours): ignore them rather than the ACK.
-    const int64_t unsent_from = int64_t{tx.window.next_psn() - (ack.cack_psn + sack->sack_psn_offset)};
-    if (unsent_from <= 0) {
-      info.sack->bitmap = 0;
-    } else if (unsent_from < 64) {
-      info.sack->bitmap &= (uint64_t{1} << unsent_from) - 1;
-    }
-  }
+  // Bits for PSNs we never sent carry no news (a forged or corrupted request
+  // the target took for ours): ignore them rather than the whole ACK.
+  if (sack) info.sack = tx.window.WithoutUnsent(ack.cack_psn, *sack);
   AckSummary sum = tx.window.ApplyAck(info, [&](Psn psn, AckKind) {
     if (psn > tx.highest_acked) tx.highest_acked = psn;
     SentPacket& s = tx.slot(psn);
@@ -269,6 +252,10 @@ void Engine::FastRetransmit(TimePoint now, Pdc& pdc) {
   const uint32_t k = config_.fast_retransmit_threshold;
   SenderHalf& tx = *pdc.tx;
   if (k == 0 || tx.window.in_flight() == 0) return;
+  // Only PSNs at least k below the highest acked one qualify.
+  if (static_cast<int64_t>(tx.highest_acked - tx.window.cack()) <= static_cast<int64_t>(k)) {
+    return;
+  }
   tx.window.ForEachOutstanding(false, [&](Psn psn) {
     SentPacket& s = tx.slot(psn);
     if (!s.used || s.fast_retransmitted || psn > tx.reported_through) return;
@@ -440,17 +427,16 @@ void Engine::Fail(PdcId local, FailureReason reason) {
   if (pdc == nullptr) return;
   Failure failure{pdc->peer, pdc->local, reason, pdc->tx ? pdc->tx->last_nack_code : uint8_t{0}};
   std::vector<uint64_t> failed;
-  if (pdc->tx) {
-    SenderHalf& tx = *pdc->tx;
-    tx.window.ForEachOutstanding(false, [&](Psn psn) {
-      const SentPacket& s = tx.slot(psn);
-      if (s.used && s.kind == SentKind::kRequest) failed.push_back(s.token);
-    });
-    for (const QueuedPacket& q : tx.queue) failed.push_back(q.token);
-  }
+  if (pdc->tx) failed = pdc->tx->PendingTokens();
   ++counters_.pdcs_failed;
   RemovePdc(local);
   FlushCompletions();  // acks that arrived before the failure first
+  for (uint64_t token : failed) delivery_.OnSendFailed(token, failure);
+}
+
+void Engine::FailSender(Pdc& pdc, const Failure& failure) {
+  std::vector<uint64_t> failed = pdc.tx->PendingTokens();
+  pdc.tx.reset();
   for (uint64_t token : failed) delivery_.OnSendFailed(token, failure);
 }
 

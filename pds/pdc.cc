@@ -16,6 +16,16 @@ SenderHalf::SenderHalf(Psn start_psn, SendWindow send_window, RtoEstimator estim
       slots_(std::bit_ceil(window.mp_range())),
       mask_(static_cast<uint32_t>(slots_.size() - 1)) {}
 
+std::vector<uint64_t> SenderHalf::PendingTokens() const {
+  std::vector<uint64_t> tokens;
+  window.ForEachOutstanding(false, [&](Psn psn) {
+    const SentPacket& s = slot(psn);
+    if (s.used && s.kind == SentKind::kRequest) tokens.push_back(s.token);
+  });
+  for (const QueuedPacket& q : queue) tokens.push_back(q.token);
+  return tokens;
+}
+
 Psn SenderHalf::AckedThrough() const {
   Psn p = window.cack();
   while (p + 1 < window.next_psn() && window.IsAcked(p + 1)) ++p;
@@ -28,5 +38,16 @@ ReceiverHalf::ReceiverHalf(PsnWindow psn_window, AckPolicy policy)
 Pdc::Pdc(PdcRole pdc_role, PdsMode pdc_mode, const IpAddress& peer_address, PdcId local_id,
          Psn start)
     : role(pdc_role), mode(pdc_mode), peer(peer_address), local(local_id), start_psn(start) {}
+
+ControlPacket Pdc::Control(ControlType type, Psn psn, uint32_t payload) const {
+  ControlPacket cp;
+  cp.ctl_type = type;
+  cp.is_rod = mode == PdsMode::kRod;
+  cp.psn = psn;
+  cp.spdcid = local;
+  cp.dpdcid = remote;
+  cp.payload = payload;
+  return cp;
+}
 
 }  // namespace uet::pds

@@ -14,6 +14,7 @@
 
 #include "pds/ack_policy.h"
 #include "pds/cc/controller.h"
+#include "pds/control.h"
 #include "pds/counters.h"
 #include "pds/engine.h"
 #include "pds/psn_window.h"
@@ -77,6 +78,9 @@ class SenderHalf {
   // out once everything up to it is acked.
   std::optional<Psn> clear_wanted;
   uint64_t bytes_in_flight = 0;        // SentPacket::bytes of the outstanding PSNs
+
+  // Tokens of the requests sent and not acked, then of those queued.
+  std::vector<uint64_t> PendingTokens() const;
 
   // The PSN through which every PSN is acked (CACK plus the SACKed run above
   // it): the CLEAR_PSN this side announces (protocol-facts §2.13).
@@ -146,7 +150,9 @@ class Pdc {
   const PdcId local;
   const Psn start_psn;  // both directions (spec-notes/pds.md "Reverse direction")
   PdcId remote = kNoPdc;     // initiator: learnt from the first ACK's spdcid
-  bool established = false;  // initiator: a first ACK arrived, SYN = 0 from now on
+  // Initiator: a first ACK (or reverse request) arrived, SYN = 0 from now on.
+  // Target: from creation (it learns the peer's ID from the first SYN).
+  bool established = false;
   PdcState state = PdcState::kOpen;
   JobId job;  // initiator key parts
   uint8_t tc = 0;
@@ -162,6 +168,8 @@ class Pdc {
   PdcCounters counters;
 
   bool is_initiator() const { return role == PdcRole::kInitiator; }
+  // A control packet on this PDC (SYN = 0: both IDs are known).
+  ControlPacket Control(ControlType type, Psn psn, uint32_t payload) const;
   // Nothing outstanding or queued either way, no stored response, no ACK due.
   bool Idle() const { return (!tx || tx->Idle()) && (!rx || rx->Idle()); }
 };

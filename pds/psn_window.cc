@@ -164,6 +164,17 @@ SackBlock PsnWindow::Sack(int16_t sack_psn_offset) const {
   return SackBlock{sack_psn_offset, bitmap};
 }
 
+SackBlock PsnWindow::SackWithoutHeld(int16_t sack_psn_offset) const {
+  SackBlock sack = Sack(sack_psn_offset);
+  if (held_count_ == 0) return sack;
+  // Held bits exist only inside the window (CACK+1 .. CACK+MP_RANGE).
+  const int64_t d0 = sack_psn_offset;
+  const int64_t lo = std::max<int64_t>(0, 1 - d0);
+  const int64_t hi = std::min<int64_t>(63, int64_t{mp_range_} - d0);
+  if (lo <= hi) sack.bitmap &= ~(held_.Extract64(cack_ + d0) & BitRange(lo, hi));
+  return sack;
+}
+
 Status PsnWindow::HoldCack(Psn psn) {
   if (!InWindow(psn)) return Error::Invalid(kContext, "hold_psn", psn.value());
   if (!held_.Test(psn)) {

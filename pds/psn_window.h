@@ -114,6 +114,9 @@ class PsnWindow {
   // SACK block with base CACK + offset. Bits for PSNs at or below CACK are 1
   // (received by definition); bits for PSNs beyond the window are 0.
   SackBlock Sack(int16_t sack_psn_offset = kDefaultSackOffset) const;
+  // Sack() without the held PSNs: a PSN whose guaranteed-delivery response is
+  // stored is acknowledged only by the ACK that carries the response.
+  SackBlock SackWithoutHeld(int16_t sack_psn_offset = kDefaultSackOffset) const;
 
   // Guaranteed-delivery hold (protocol-facts §2.13): CACK stays below `psn` until
   // it is cleared. `psn` must be in the window (CACK+1 .. CACK+MP_RANGE); it may

@@ -93,6 +93,17 @@ class SendWindow {
     return ApplyAck(ack, [](Psn, AckKind) {});
   }
 
+  // `sack` (relative to `cack_psn`) without the bits of PSNs at or beyond
+  // next_psn(): PSNs never sent.
+  SackBlock WithoutUnsent(Psn cack_psn, SackBlock sack) const {
+    const int64_t unsent_from = int64_t{next_ - (cack_psn + sack.sack_psn_offset)};
+    if (unsent_from <= 0) {
+      sack.bitmap = 0;
+    } else if (unsent_from < 64) {
+      sack.bitmap &= (uint64_t{1} << unsent_from) - 1;
+    }
+    return sack;
+  }
   // Visits outstanding PSNs that are SACKed (`sacked` = true) or not, in order.
   template <typename F>
   void ForEachOutstanding(bool sacked, F&& fn) const;

@@ -209,6 +209,18 @@ TEST(PsnWindow, HoldStopsCackUntilCleared) {
   EXPECT_EQ(w.Receive(Psn(3)), RxPsn::kDuplicateReleased);
 }
 
+TEST(PsnWindow, SackWithoutHeldLeavesHeldPsnsOut) {
+  PsnWindow w(Psn(0));
+  ASSERT_TRUE(w.HoldCack(Psn(3)).ok());
+  ASSERT_TRUE(w.HoldCack(Psn(5)).ok());
+  for (uint32_t p = 0; p < 7; ++p) ASSERT_EQ(w.Receive(Psn(p)), RxPsn::kNew);
+  EXPECT_EQ(w.Sack().bitmap, 0b1111ull);             // 3, 4, 5, 6 (base CACK+1 = 3)
+  EXPECT_EQ(w.SackWithoutHeld().bitmap, 0b1010ull);  // 4, 6
+  EXPECT_EQ(w.SackWithoutHeld(-1).bitmap, 0b101011ull);  // base 1: 1, 2 (at or below CACK), 4, 6
+  ASSERT_TRUE(w.Clear(Psn(3)));
+  EXPECT_EQ(w.SackWithoutHeld().bitmap, 0b10ull);  // base 5: 5 held, 6
+}
+
 TEST(PsnWindow, HoldAfterOutOfOrderArrival) {
   PsnWindow w(Psn(0));
   ASSERT_EQ(w.Receive(Psn(1)), RxPsn::kNew);

@@ -147,6 +147,14 @@ TEST(SendWindow, StaleCackStillContributesSackBits) {
   EXPECT_EQ(w.cack(), Psn(9));
 }
 
+TEST(SendWindow, WithoutUnsentClearsBitsAtAndBeyondNextPsn) {
+  SendWindow w(Psn(100));
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(w.Send().has_value());  // 100..109
+  EXPECT_EQ(w.WithoutUnsent(Psn(99), SackBlock{1, ~0ull}).bitmap, 0x3FFull);  // 100..109
+  EXPECT_EQ(w.WithoutUnsent(Psn(99), SackBlock{11, ~0ull}).bitmap, 0u);      // from 110
+  EXPECT_EQ(w.WithoutUnsent(Psn(99), SackBlock{-50, 0x5ull}).bitmap, 0x5ull);  // all sent
+}
+
 TEST(SendWindow, InvalidAckChangesNothing) {
   SendWindow w(Psn(50));
   SendN(w, 10);  // 50 .. 59

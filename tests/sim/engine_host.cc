@@ -441,4 +441,16 @@ void EngineHost::OnSendFailed(uint64_t token, const pds::Failure& failure) {
   StreamFinished(token);
 }
 
+void ExpectAllFailedByRetryLimit(const EngineHost& a, const EngineHost& b, size_t count) {
+  EXPECT_EQ(a.failed.size(), count);
+  for (const auto& [token, n] : a.failed) EXPECT_EQ(n, 1) << "token " << token;
+  EXPECT_TRUE(a.completed.empty());
+  EXPECT_TRUE(b.received.empty());
+  ASSERT_TRUE(a.last_failure.has_value());
+  EXPECT_EQ(a.last_failure->reason, pds::FailureReason::kRetryLimit);
+  EXPECT_EQ(a.last_failure->peer, b.address());
+  const Duration budget = RetryBudget(pds::RtoConfig{}, pds::EngineConfig::kDefaultRetryLimit);
+  EXPECT_LE(a.last_failure_at.since_epoch, budget);
+}
+
 }  // namespace uet::sim

@@ -251,4 +251,9 @@ class EngineHost : public Host, public pds::PacketSink, public pds::Delivery {
   TimePoint trace_from_ = TimePoint::Max();
 };
 
+// `a` sent `count` requests to `b` and heard nothing back: every token failed
+// exactly once by retry limit, within the default retry budget, and nothing
+// completed or arrived.
+void ExpectAllFailedByRetryLimit(const EngineHost& a, const EngineHost& b, size_t count);
+
 }  // namespace uet::sim
