@@ -35,6 +35,10 @@ DropReason ParseDropReason(const Error& e) {
     case Errc::kBufferTooSmall:
     case Errc::kBadVersion:
     case Errc::kInvalidArgument:
+    case Errc::kNotFound:
+    case Errc::kExists:
+    case Errc::kNoSpace:
+    case Errc::kUnsupported:
       return DropReason::kUnparsable;
   }
   return DropReason::kUnparsable;

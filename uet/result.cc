@@ -14,6 +14,10 @@ const char* ErrcName(Errc code) {
     case Errc::kBadVersion: return "bad version";
     case Errc::kInvalidValue: return "invalid value";
     case Errc::kInvalidArgument: return "invalid argument";
+    case Errc::kNotFound: return "not found";
+    case Errc::kExists: return "exists";
+    case Errc::kNoSpace: return "no space";
+    case Errc::kUnsupported: return "unsupported";
   }
   return "unknown error";
 }
@@ -47,6 +51,18 @@ std::string Error::ToString() const {
       break;
     case Errc::kInvalidArgument:
       std::snprintf(buf, sizeof buf, "%s: invalid %s", context, field);
+      break;
+    case Errc::kNotFound:
+      std::snprintf(buf, sizeof buf, "%s: no %s %llu", context, field, v);
+      break;
+    case Errc::kExists:
+      std::snprintf(buf, sizeof buf, "%s: %s %llu already in use", context, field, v);
+      break;
+    case Errc::kNoSpace:
+      std::snprintf(buf, sizeof buf, "%s: %s full (limit %llu)", context, field, v);
+      break;
+    case Errc::kUnsupported:
+      std::snprintf(buf, sizeof buf, "%s: %s not supported", context, field);
       break;
   }
   return buf;

@@ -24,6 +24,10 @@ enum class Errc : uint8_t {
   kBadVersion,         // version field not supported: value
   kInvalidValue,       // a value that is well-formed but not allowed here: value
   kInvalidArgument,    // a text or API argument that cannot be used
+  kNotFound,           // an API argument names something that does not exist: value
+  kExists,             // an API argument names something already in use: value
+  kNoSpace,            // a bounded table or queue is full: value = its limit
+  kUnsupported,        // a well-formed request this implementation does not do: field
 };
 
 const char* ErrcName(Errc code);
@@ -61,6 +65,18 @@ struct [[nodiscard]] Error {
   }
   static Error InvalidArgument(const char* context, const char* field) {
     return {Errc::kInvalidArgument, context, field, 0, 0, 0};
+  }
+  static Error NotFound(const char* context, const char* field, uint64_t value) {
+    return {Errc::kNotFound, context, field, value, 0, 0};
+  }
+  static Error Exists(const char* context, const char* field, uint64_t value) {
+    return {Errc::kExists, context, field, value, 0, 0};
+  }
+  static Error NoSpace(const char* context, const char* field, uint64_t limit) {
+    return {Errc::kNoSpace, context, field, limit, 0, 0};
+  }
+  static Error Unsupported(const char* context, const char* what) {
+    return {Errc::kUnsupported, context, what, 0, 0, 0};
   }
 };
 

@@ -29,6 +29,14 @@ TEST(Error, MessagesNameTheHeaderAndValue) {
   EXPECT_EQ(Error::BadVersion("uet.address", 2).ToString(), "uet.address: unsupported version 2");
   EXPECT_EQ(Error::InvalidArgument("uet.address", "string form").ToString(),
             "uet.address: invalid string form");
+  EXPECT_EQ(Error::NotFound("ses.mr", "memory key", 7).ToString(), "ses.mr: no memory key 7");
+  EXPECT_EQ(Error::Exists("ses.mr", "memory key", 7).ToString(),
+            "ses.mr: memory key 7 already in use");
+  EXPECT_EQ(Error::NoSpace("ses.mr", "region table", 4).ToString(),
+            "ses.mr: region table full (limit 4)");
+  EXPECT_EQ(Error::Unsupported("ses.atomic", "CSWAP on 2 elements").ToString(),
+            "ses.atomic: CSWAP on 2 elements not supported");
+  EXPECT_STREQ(ErrcName(Errc::kNoSpace), "no space");
 }
 
 TEST(Status, DefaultIsOk) {

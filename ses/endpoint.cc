@@ -1,0 +1,226 @@
+// ses::Endpoint: configuration, entry points, the PDS upcalls and timers.
+// Initiator logic: endpoint_initiator.cc; target logic: endpoint_target.cc.
+#include "ses/endpoint.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include "ses/endpoint_state.h"
+#include "ses/request_view.h"
+
+namespace uet::ses {
+
+const char* OpKindName(OpKind k) {
+  switch (k) {
+    case OpKind::kSend: return "send";
+    case OpKind::kTaggedSend: return "tagged send";
+    case OpKind::kWrite: return "write";
+    case OpKind::kRead: return "read";
+    case OpKind::kAtomic: return "atomic";
+    case OpKind::kFetchAtomic: return "fetching atomic";
+    case OpKind::kRecv: return "receive";
+    case OpKind::kTaggedRecv: return "tagged receive";
+    case OpKind::kRemoteWrite: return "remote write";
+  }
+  return "operation";
+}
+
+const char* CompletionStatusName(CompletionStatus s) {
+  switch (s) {
+    case CompletionStatus::kOk: return "ok";
+    case CompletionStatus::kTruncated: return "truncated";
+    case CompletionStatus::kRemoteError: return "remote error";
+    case CompletionStatus::kTransportError: return "transport error";
+    case CompletionStatus::kCancelled: return "cancelled";
+    case CompletionStatus::kLocalError: return "local error";
+  }
+  return "unknown";
+}
+
+std::string Completion::Describe() const {
+  const bool receive =
+      kind == OpKind::kRecv || kind == OpKind::kTaggedRecv || kind == OpKind::kRemoteWrite;
+  const std::string who = peer.ToString();
+  char buf[320];
+  const char* dir = receive ? "from" : "to";
+  switch (status) {
+    case CompletionStatus::kOk:
+      std::snprintf(buf, sizeof buf, "uet: %s %s %s: ok, %" PRIu64 " bytes", OpKindName(kind),
+                    dir, who.c_str(), length);
+      break;
+    case CompletionStatus::kTruncated:
+      std::snprintf(buf, sizeof buf,
+                    "uet: %s from %s truncated: message of %" PRIu64 " bytes, buffer took %" PRIu64,
+                    OpKindName(kind), who.c_str(), length + overflow_length, length);
+      break;
+    case CompletionStatus::kRemoteError:
+      std::snprintf(buf, sizeof buf, "uet: %s %s %s failed: %s %s (0x%02x)", OpKindName(kind),
+                    dir, who.c_str(), receive ? "initiator ended it with" : "target answered",
+                    ReturnCodeName(rc), static_cast<unsigned>(rc));
+      break;
+    case CompletionStatus::kTransportError:
+      std::snprintf(buf, sizeof buf,
+                    "uet: %s %s %s failed: PDS gave up (%s, PDC %u, last NACK 0x%02x)",
+                    OpKindName(kind), dir, who.c_str(), pds::FailureReasonName(transport.reason),
+                    static_cast<unsigned>(transport.pdc.value()),
+                    static_cast<unsigned>(transport.last_nack_code));
+      break;
+    case CompletionStatus::kCancelled:
+      std::snprintf(buf, sizeof buf, "uet: %s cancelled", OpKindName(kind));
+      break;
+    case CompletionStatus::kLocalError:
+      std::snprintf(buf, sizeof buf, "uet: %s %s %s failed: %s", OpKindName(kind), dir,
+                    who.c_str(), local_error ? local_error->ToString().c_str() : "local error");
+      break;
+  }
+  return buf;
+}
+
+Status EndpointConfig::Validate() const {
+  constexpr const char* kCtx = "ses.endpoint";
+  UET_RETURN_IF_ERROR(pds.Validate());
+  if (payload_bytes == 0 || payload_bytes >= (size_t{1} << 14)) {
+    return Error::Invalid(kCtx, "payload_bytes (1 .. 16383)", payload_bytes);
+  }
+  if (payload_bytes + kMaxSesOverhead + 16 > pds.max_packet_bytes) {
+    return Error::Invalid(kCtx, "payload_bytes (too big for pds.max_packet_bytes)",
+                          payload_bytes);
+  }
+  if (mode != pds::PdsMode::kRud && mode != pds::PdsMode::kRod) {
+    return Error::Invalid(kCtx, "mode (RUD or ROD)", static_cast<uint64_t>(mode));
+  }
+  if (max_inflight_packets == 0 || max_inflight_packets > pds.max_queued_per_pdc) {
+    return Error::Invalid(kCtx, "max_inflight_packets (1 .. pds.max_queued_per_pdc)",
+                          max_inflight_packets);
+  }
+  if (unexpected_messages == 0) return Error::Invalid(kCtx, "unexpected_messages", 0);
+  if (max_posted_recvs == 0) return Error::Invalid(kCtx, "max_posted_recvs", 0);
+  if (message_timeout <= Duration::zero()) {
+    return Error::Invalid(kCtx, "message_timeout", 0);
+  }
+  return OkStatus();
+}
+
+
+Endpoint::Endpoint(const EndpointConfig& config, EndpointEvents& events)
+    : config_(config), events_(events), state_(std::make_unique<State>(config)) {}
+
+Endpoint::~Endpoint() = default;
+
+Result<std::unique_ptr<Endpoint>> Endpoint::Create(const EndpointConfig& config, Random& random,
+                                                   pds::PacketSink& sink,
+                                                   EndpointEvents& events) {
+  UET_RETURN_IF_ERROR(config.Validate());
+  std::unique_ptr<Endpoint> ep(new Endpoint(config, events));
+  UET_ASSIGN_OR_RETURN(ep->pds_, pds::Engine::Create(config.pds, random, sink, *ep));
+  return ep;
+}
+
+void Endpoint::OnPacket(TimePoint now, const IpAddress& from, std::span<const std::byte> bytes,
+                        pds::RxMeta meta) {
+  Entry entry(*this, now);
+  pds_->OnPacket(now, from, bytes, meta);
+}
+
+void Endpoint::OnTimer(TimePoint now) {
+  Entry entry(*this, now);
+  pds_->OnTimer(now);
+  ExpireSilent();
+}
+
+TimePoint Endpoint::NextDeadline() const {
+  TimePoint next = pds_->NextDeadline();
+  for (const auto& [id, m] : state_->messages) {
+    if (!m->eager_done()) next = std::min(next, m->last_activity + config_.message_timeout);
+  }
+  for (const auto& [id, op] : state_->ops) {
+    if (op->all_resolved() && op->got_bytes < op->expect_bytes) {
+      next = std::min(next, op->last_progress + config_.message_timeout);
+    }
+  }
+  return next;
+}
+
+// A message or a read silent for message_timeout: its peer is gone (PDS has
+// given up on it long before).
+void Endpoint::ExpireSilent() {
+  const TimePoint now = state_->now;
+  std::vector<uint64_t> stale;
+  for (const auto& [id, m] : state_->messages) {
+    if (now >= m->last_activity + config_.message_timeout && !m->eager_done()) {
+      stale.push_back(id);
+    }
+  }
+  for (uint64_t id : stale) {
+    RxMessage& m = *state_->messages.at(id);
+    ++counters_.messages_timed_out;
+    if (m.where == RxMessage::Where::kMatched) {
+      CompleteReceive(m, CompletionStatus::kRemoteError, ReturnCode::kUndeliverable);
+    }
+    RemoveMessage(id);
+  }
+  std::vector<uint64_t> silent_ops;
+  for (const auto& [id, op] : state_->ops) {
+    if (op->all_resolved() && op->got_bytes < op->expect_bytes &&
+        now >= op->last_progress + config_.message_timeout) {
+      silent_ops.push_back(id);
+    }
+  }
+  for (uint64_t id : silent_ops) {
+    TxOp& op = *state_->ops.at(id);
+    ++counters_.messages_timed_out;
+    SetError(op, CompletionStatus::kRemoteError, ReturnCode::kUndeliverable);
+    op.expect_bytes = op.got_bytes;
+    MaybeFinish(id);
+  }
+}
+
+pds::SesResponse Endpoint::OnRequest(const pds::RxRequest& request,
+                                     std::span<const std::byte> ses_and_payload) {
+  switch (request.next_hdr) {
+    case pds::NextHeader::kSesSmallRequest:
+    case pds::NextHeader::kSesMediumRequest:
+    case pds::NextHeader::kSesStandardRequest:
+      return HandleRequest(request, ses_and_payload);
+    case pds::NextHeader::kSesResponseData:
+      return OnReadData(ses_and_payload);
+    case pds::NextHeader::kNone:
+    case pds::NextHeader::kSesResponse:
+    case pds::NextHeader::kSesSmallResponseData:
+      break;
+  }
+  ++counters_.malformed_requests;
+  return Refuse(nullptr, ReturnCode::kUnsupportedOp);
+}
+
+void Endpoint::OnSendComplete(uint64_t token, const pds::Completion& completion) {
+  auto it = state_->ops.find(token);
+  if (it == state_->ops.end()) return;
+  TxOp& op = *it->second;
+  --state_->inflight_packets;
+  ++op.resolved;
+  op.last_progress = state_->now;
+  if (completion.response_hdr != pds::NextHeader::kNone) {
+    OnResponse(op, completion.response_hdr, completion.response);
+  }
+  MaybeFinish(token);
+}
+
+void Endpoint::OnSendFailed(uint64_t token, const pds::Failure& failure) {
+  auto it = state_->ops.find(token);
+  if (it == state_->ops.end()) return;
+  TxOp& op = *it->second;
+  --state_->inflight_packets;
+  ++op.resolved;
+  if (op.ok()) op.transport = failure;
+  SetError(op, CompletionStatus::kTransportError, ReturnCode::kOk);
+  MaybeFinish(token);
+}
+
+size_t Endpoint::unexpected_bytes() const { return state_->store_bytes; }
+size_t Endpoint::unexpected_messages() const { return state_->store_messages; }
+size_t Endpoint::pending_ops() const { return state_->ops.size(); }
+size_t Endpoint::partial_messages() const { return state_->messages.size(); }
+
+}  // namespace uet::ses

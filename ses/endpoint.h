@@ -1,0 +1,328 @@
+// The semantic sublayer of one FEP endpoint: libfabric operations in, UET
+// messages out, and what a target does with each message (spec-notes/ses.md).
+//
+// It owns the PDS engine of the FEP and is its Delivery. Sans-I/O like PDS:
+// time comes in as `now`, packets leave through the PacketSink given at
+// Create, results go up through EndpointEvents, synchronously.
+//
+// Initiator: Send (untagged, tagged; eager or rendezvous), Write, Read, Atomic
+// (fetching or not). An operation is split into packets of `payload_bytes`;
+// one operation = one UET message (one message_id), except atomics and reads,
+// which are one packet. The caller's buffers must stay valid until the
+// operation's completion. Every operation ends in exactly one completion.
+//
+// Target: posted receives (tagged and untagged, multi-receive), an unexpected
+// store with a byte and message budget, a memory-key table for RMA and
+// atomics. Every request is checked before any byte is touched; a refused
+// request is answered with the UET return code and touches nothing.
+//
+// Receives complete when the whole message is placed; sends complete when
+// every packet is acknowledged (= placed in the receive buffer or the
+// unexpected store, and the target's response, if any, arrived), and for a
+// rendezvous send when the target has read the rest.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+#include "pds/engine.h"
+#include "ses/memory_table.h"
+#include "ses/opcodes.h"
+#include "ses/recv_queue.h"
+#include "uet/environment.h"
+#include "uet/ip_address.h"
+#include "uet/result.h"
+#include "uet/types.h"
+
+namespace uet::ses {
+
+struct EndpointConfig {
+  // Payload per packet that fits a 1500-byte Ethernet MTU in the worst case:
+  // 1500 - IPv6 40 - UDP 8 - TSS 16 - ICV 16 - PDS 16 (with CC) - SES 44 -
+  // largest extension 36 (compare-and-swap).
+  static constexpr size_t kDefaultPayloadBytes = 1324;
+  // The same budget for a 9000-byte jumbo MTU.
+  static constexpr size_t kJumboPayloadBytes = 9000 - (1500 - kDefaultPayloadBytes);
+  // Largest SES header and extension in front of a payload.
+  static constexpr size_t kMaxSesOverhead = 44 + 36;
+  static constexpr size_t kDefaultRendezvousThreshold = size_t{64} << 10;
+  static constexpr size_t kDefaultUnexpectedBytes = size_t{64} << 20;
+  static constexpr size_t kDefaultUnexpectedMessages = 4096;
+  static constexpr size_t kDefaultMaxInflightPackets = 1024;
+  static constexpr size_t kDefaultMaxPostedRecvs = 65536;
+  static constexpr Duration kDefaultMessageTimeout = std::chrono::seconds(10);
+
+  pds::EngineConfig pds;
+  // PDS service for every request: kRud (default; sends may match out of
+  // order when a SOM is lost) or kRod (messages match in send order).
+  pds::PdsMode mode = pds::PdsMode::kRud;
+  uint8_t traffic_class = 0;
+
+  // Who this endpoint is (UET address fields, protocol-facts §3.8-§3.9).
+  PidOnFep pid_on_fep;
+  ResourceIndex resource_index;
+  uint32_t initiator_id = 0;
+  // JobIDs requests may carry (empty: any). The initiator's JobID is `job`.
+  std::vector<JobId> jobs;
+  JobId job;
+  bool relative_addressing = true;  // REL bit on requests we send
+
+  size_t payload_bytes = kDefaultPayloadBytes;
+  // Sends longer than this go as rendezvous: the first packet eager, the rest
+  // read by the target. SIZE_MAX: never.
+  size_t rendezvous_threshold = kDefaultRendezvousThreshold;
+  // Unexpected store: message bytes (eager parts) and messages kept for
+  // receives not yet posted, and bytes of packets that arrived before their
+  // message's first packet. Beyond it a new message is refused with NACK
+  // UET_NO_SES_MSG_AVAIL and the initiator retransmits it later.
+  size_t unexpected_bytes = kDefaultUnexpectedBytes;
+  size_t unexpected_messages = kDefaultUnexpectedMessages;
+  size_t max_posted_recvs = kDefaultMaxPostedRecvs;
+  // Packets handed to PDS and not yet acknowledged, all peers (the rest wait).
+  size_t max_inflight_packets = kDefaultMaxInflightPackets;
+  // A partly received message silent this long is failed (its initiator is
+  // gone); must exceed the PDS retry budget.
+  Duration message_timeout = kDefaultMessageTimeout;
+  // Single-packet untagged sends without CQ data use the 20-byte small header
+  // (the peer must advertise FEP capability bit 7; it then cannot tell which
+  // initiator ID sent them).
+  bool small_header_sends = false;
+
+  Status Validate() const;
+};
+
+// Where an operation goes.
+struct Peer {
+  IpAddress addr;
+  PidOnFep pid_on_fep;
+  ResourceIndex resource_index;
+};
+
+enum class OpKind : uint8_t {
+  kSend,
+  kTaggedSend,
+  kWrite,
+  kRead,
+  kAtomic,
+  kFetchAtomic,
+  kRecv,
+  kTaggedRecv,
+  kRemoteWrite,  // a write with CQ data arrived (target side, no posted receive)
+};
+const char* OpKindName(OpKind k);
+
+enum class CompletionStatus : uint8_t {
+  kOk,
+  kTruncated,       // receive: the message was longer than the buffer
+  kRemoteError,     // the target answered a return code other than RC_OK
+  kTransportError,  // PDS gave up (retry limit, peer NACK, PDC closed)
+  kCancelled,       // receive cancelled
+  kLocalError,      // the operation could not be sent (detail in `local_error`)
+};
+const char* CompletionStatusName(CompletionStatus s);
+
+struct Completion {
+  uint64_t context = 0;
+  OpKind kind = OpKind::kSend;
+  CompletionStatus status = CompletionStatus::kOk;
+  ReturnCode rc = ReturnCode::kOk;   // kRemoteError: the target's code
+  pds::Failure transport;            // kTransportError
+  std::optional<Error> local_error;  // kLocalError
+  IpAddress peer;                    // target (initiator ops) or source (receives)
+  uint32_t initiator = 0;            // receives: the sender's initiator ID
+  uint64_t length = 0;               // bytes placed / transferred
+  uint64_t overflow_length = 0;      // kTruncated: bytes that did not fit
+  uint64_t tag = 0;                  // tagged receives
+  std::optional<uint64_t> cq_data;   // remote CQ data (HD)
+  size_t buffer_offset = 0;          // multi-receive: where the message starts
+  bool multi_recv_released = false;  // multi-receive: the buffer is done (FI_MULTI_RECV)
+
+  // One line for a log or fi_cq_strerror, naming the operation, the peer and
+  // the code, e.g. "uet: write to 10.1.2.3 failed: target answered
+  // RC_BAD_MKEY (0x1c)".
+  std::string Describe() const;
+};
+
+class EndpointEvents {
+ public:
+  virtual ~EndpointEvents() = default;
+  // Called from inside Endpoint entry points; may call back into the endpoint.
+  virtual void OnCompletion(const Completion& c) = 0;
+};
+
+struct SendOp {
+  Peer peer;
+  std::span<const std::byte> data;
+  bool tagged = false;
+  uint64_t tag = 0;
+  std::optional<uint64_t> cq_data;
+  bool delivery_complete = false;
+  uint64_t context = 0;
+};
+
+struct WriteOp {
+  Peer peer;
+  uint64_t key = 0;
+  uint64_t offset = 0;  // from the region's start
+  std::span<const std::byte> data;
+  std::optional<uint64_t> cq_data;
+  bool delivery_complete = false;
+  uint64_t context = 0;
+};
+
+struct ReadOp {
+  Peer peer;
+  uint64_t key = 0;
+  uint64_t offset = 0;
+  std::span<std::byte> into;
+  uint64_t context = 0;
+};
+
+struct AtomicOp {
+  Peer peer;
+  uint64_t key = 0;
+  uint64_t offset = 0;
+  AtomicOpcode op = AtomicOpcode::kSum;
+  AtomicDatatype datatype = AtomicDatatype::kUint64;
+  size_t count = 1;
+  // count elements each. operand: not for READ. compare: CSWAP* (one
+  // element), MSWAP (the mask).
+  std::span<const std::byte> operand;
+  std::span<const std::byte> compare;
+  // Fetching atomics: count elements receive the old target values. Empty:
+  // a non-fetching atomic (READ must fetch).
+  std::span<std::byte> fetch;
+  uint64_t context = 0;
+};
+
+struct SesCounters {
+  uint64_t messages_sent = 0;       // operations whose first packet left
+  uint64_t packets_sent = 0;        // request packets handed to PDS (not reverse data)
+  uint64_t read_data_packets_sent = 0;
+  uint64_t messages_received = 0;   // messages placed completely (sends, writes with CQ data)
+  uint64_t requests_refused = 0;    // answered with a return code other than RC_OK
+  uint64_t unexpected_stored = 0;   // messages that waited for a receive
+  uint64_t unexpected_refused = 0;  // packets refused with NACK UET_NO_SES_MSG_AVAIL
+  uint64_t early_packets = 0;       // packets staged before their message's first packet
+  uint64_t malformed_requests = 0;  // SES header unusable (answered, nothing touched)
+  uint64_t malformed_responses = 0;
+  uint64_t stale_read_data = 0;     // read data for no pending read
+  uint64_t messages_timed_out = 0;
+  uint64_t msg_errors_sent = 0;
+  uint64_t msg_errors_received = 0;
+  std::array<uint64_t, 64> refused_by_rc{};  // by ReturnCode value
+};
+
+struct TxOp;
+struct RxMessage;
+struct RequestView;
+
+class Endpoint final : private pds::Delivery {
+ public:
+  static Result<std::unique_ptr<Endpoint>> Create(const EndpointConfig& config, Random& random,
+                                                  pds::PacketSink& sink,
+                                                  EndpointEvents& events);
+  ~Endpoint() override;
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+
+  // ---- initiator ----
+  // Errors (no completion follows): kInvalidArgument (a length or combination
+  // the operation cannot carry), kUnsupported (an atomic UET or this endpoint
+  // cannot do), kNoSpace (no free message ID).
+  Status Send(TimePoint now, const SendOp& op);
+  Status Write(TimePoint now, const WriteOp& op);
+  Status Read(TimePoint now, const ReadOp& op);
+  Status Atomic(TimePoint now, const AtomicOp& op);
+
+  // ---- target ----
+  // Matches stored unexpected messages first (oldest first).
+  Status PostRecv(TimePoint now, const PostedRecv& recv, bool tagged);
+  // The receive completes with kCancelled; false if it is not posted.
+  bool CancelRecv(uint64_t context, bool tagged);
+  Result<uint64_t> RegisterMemory(const RegionSpec& spec) { return memory_.Register(spec); }
+  Status DeregisterMemory(uint64_t key) { return memory_.Deregister(key); }
+
+  // ---- I/O and time ----
+  void OnPacket(TimePoint now, const IpAddress& from, std::span<const std::byte> bytes,
+                pds::RxMeta meta = {});
+  void OnTimer(TimePoint now);
+  TimePoint NextDeadline() const;
+
+  const SesCounters& counters() const { return counters_; }
+  const pds::Engine& pds() const { return *pds_; }
+  const EndpointConfig& config() const { return config_; }
+  // Bytes the unexpected store holds (eager parts and early packets).
+  size_t unexpected_bytes() const;
+  size_t unexpected_messages() const;
+  // Operations not yet completed, and partly received messages.
+  size_t pending_ops() const;
+  size_t partial_messages() const;
+
+ private:
+  struct State;
+  Endpoint(const EndpointConfig& config, EndpointEvents& events);
+
+  struct Entry;  // marks an entry point; reports completions when the outermost returns
+
+  // ---- initiator (endpoint_initiator.cc) ----
+  Status StartOp(std::unique_ptr<TxOp> op);
+  // Hands packets to PDS while fewer than max_inflight_packets are out.
+  void Pump();
+  void SubmitNext(uint64_t op_id, TxOp& op);
+  // Serializes packet `index` of `op` into `out`; its next_hdr in `*next_hdr`.
+  Status BuildPacket(const TxOp& op, uint32_t index, std::vector<std::byte>& out,
+                     pds::NextHeader* next_hdr) const;
+  // The SES response an ACK carried for a packet of `op`.
+  void OnResponse(TxOp& op, pds::NextHeader hdr, std::span<const std::byte> bytes);
+  // Read data (response with data) arriving on the reverse PSN space.
+  pds::SesResponse OnReadData(std::span<const std::byte> ses_and_payload);
+  // Records the first problem of an op.
+  static void SetError(TxOp& op, CompletionStatus status, ReturnCode rc);
+  // Completes and removes the op if nothing of it is outstanding.
+  void MaybeFinish(uint64_t op_id);
+  void ReportOp(const TxOp& op);
+  // A rendezvous read of `key` served `bytes` (or failed).
+  void CreditRendezvous(uint64_t key, uint64_t bytes, const TxOp* failed);
+
+  // ---- target (endpoint_target.cc) ----
+  pds::SesResponse HandleRequest(const pds::RxRequest& rx, std::span<const std::byte> bytes);
+  ReturnCode CheckAddressing(const RequestView& v) const;
+  pds::SesResponse HandleSend(const pds::RxRequest& rx, const RequestView& v);
+  pds::SesResponse HandleWrite(const pds::RxRequest& rx, const RequestView& v);
+  pds::SesResponse HandleRead(const pds::RxRequest& rx, const RequestView& v);
+  pds::SesResponse HandleAtomic(const pds::RxRequest& rx, const RequestView& v);
+  pds::SesResponse HandleMsgError(const pds::RxRequest& rx, const RequestView& v);
+  pds::SesResponse Refuse(const RequestView* v, ReturnCode rc);
+  // Queues `bytes` (already copied into `data`) back to the reader.
+  void ServeData(const pds::RxRequest& rx, const RequestView& v, std::span<const std::byte> bytes,
+                 std::vector<std::byte> owned);
+  // A message's first packet: match it or store it. False: no room, refuse.
+  bool OnFirstPacket(RxMessage& m);
+  void PlaceBytes(RxMessage& m, uint32_t offset, std::span<const std::byte> bytes);
+  // Runs when a message has all its own packets, or a receive matched it late.
+  void Advance(RxMessage& m);
+  void CompleteReceive(RxMessage& m, CompletionStatus status, ReturnCode rc);
+  void ReleaseStore(RxMessage& m);
+  void RemoveMessage(uint64_t id);
+  void ReportReleased(RecvQueue& q, bool tagged);
+  void ExpireSilent();
+
+  // pds::Delivery
+  pds::SesResponse OnRequest(const pds::RxRequest& request,
+                             std::span<const std::byte> ses_and_payload) override;
+  void OnSendComplete(uint64_t token, const pds::Completion& completion) override;
+  void OnSendFailed(uint64_t token, const pds::Failure& failure) override;
+
+  EndpointConfig config_;
+  EndpointEvents& events_;
+  MemoryTable memory_;
+  SesCounters counters_;
+  std::unique_ptr<State> state_;
+  std::unique_ptr<pds::Engine> pds_;
+};
+
+}  // namespace uet::ses

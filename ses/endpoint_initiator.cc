@@ -1,0 +1,481 @@
+// ses::Endpoint, initiator side: operations into packets, PDS completions and
+// SES responses into operation completions, read data into read buffers.
+#include <algorithm>
+#include <cstring>
+
+#include "ses/atomic_compute.h"
+#include "ses/endpoint.h"
+#include "ses/endpoint_state.h"
+#include "ses/ses_header.h"
+
+namespace uet::ses {
+namespace {
+
+constexpr uint64_t kMaxRequestLength = UINT32_MAX;
+constexpr uint32_t kSmallMediumMaxLength = (1u << 14) - 1;
+
+uint32_t PacketsFor(size_t bytes, size_t per_packet) {
+  return bytes == 0 ? 1 : static_cast<uint32_t>((bytes + per_packet - 1) / per_packet);
+}
+
+}  // namespace
+
+Status Endpoint::Send(TimePoint now, const SendOp& s) {
+  Entry entry(*this, now);
+  if (s.data.size() > kMaxRequestLength) {
+    return Error::InvalidArgument("ses.send", "length (over 2^32-1 bytes)");
+  }
+  auto op = std::make_unique<TxOp>();
+  op->kind = s.tagged ? OpKind::kTaggedSend : OpKind::kSend;
+  op->context = s.context;
+  op->peer = s.peer;
+  op->key_or_tag = s.tagged ? s.tag : 0;
+  op->cq_data = s.cq_data;
+  op->delivery_complete = s.delivery_complete;
+  op->request_length = static_cast<uint32_t>(s.data.size());
+  op->payload = s.data;
+  const size_t eager = config_.payload_bytes;
+  if (s.data.size() > config_.rendezvous_threshold && s.data.size() > eager) {
+    // Rendezvous: the first packet carries `eager` bytes and says where the
+    // target reads the rest (a temporary region of the send buffer).
+    op->opcode = s.tagged ? RequestOpcode::kRendezvousTsend : RequestOpcode::kRendezvousSend;
+    std::span<std::byte> whole(const_cast<std::byte*>(s.data.data()), s.data.size());
+    UET_ASSIGN_OR_RETURN(uint64_t key,
+                         memory_.Register(RegionSpec{.memory = whole,
+                                                     .access = kRemoteRead,
+                                                     .job = config_.job,
+                                                     .requested_key = std::nullopt,
+                                                     .context = 0}));
+    op->rdv_key = key;
+    op->rdv_remaining = s.data.size() - eager;
+    op->payload = s.data.first(eager);
+    op->extension = RendezvousExtension{.eager_length = static_cast<uint32_t>(eager),
+                                        .read_ri_generation = 0,
+                                        .read_pid_on_fep = config_.pid_on_fep,
+                                        .read_resource_index = config_.resource_index,
+                                        .read_offset = eager,
+                                        .read_memory_key = key};
+  } else {
+    op->opcode = s.tagged ? RequestOpcode::kTaggedSend : RequestOpcode::kSend;
+  }
+  return StartOp(std::move(op));
+}
+
+Status Endpoint::Write(TimePoint now, const WriteOp& w) {
+  Entry entry(*this, now);
+  if (w.data.size() > kMaxRequestLength) {
+    return Error::InvalidArgument("ses.write", "length (over 2^32-1 bytes)");
+  }
+  if (w.key > kMemoryKeyMask) return Error::InvalidArgument("ses.write", "key (over 48 bits)");
+  auto op = std::make_unique<TxOp>();
+  op->kind = OpKind::kWrite;
+  op->opcode = RequestOpcode::kWrite;
+  op->context = w.context;
+  op->peer = w.peer;
+  op->key_or_tag = w.key;
+  op->buffer_offset = w.offset;
+  op->cq_data = w.cq_data;
+  op->delivery_complete = w.delivery_complete;
+  op->request_length = static_cast<uint32_t>(w.data.size());
+  op->payload = w.data;
+  return StartOp(std::move(op));
+}
+
+Status Endpoint::Read(TimePoint now, const ReadOp& r) {
+  Entry entry(*this, now);
+  if (r.into.size() > kMaxRequestLength) {
+    return Error::InvalidArgument("ses.read", "length (over 2^32-1 bytes)");
+  }
+  if (r.key > kMemoryKeyMask) return Error::InvalidArgument("ses.read", "key (over 48 bits)");
+  auto op = std::make_unique<TxOp>();
+  op->kind = OpKind::kRead;
+  op->opcode = RequestOpcode::kRead;
+  op->context = r.context;
+  op->peer = r.peer;
+  op->key_or_tag = r.key;
+  op->buffer_offset = r.offset;
+  op->request_length = static_cast<uint32_t>(r.into.size());
+  op->into = r.into;
+  op->expect_bytes = r.into.size();
+  return StartOp(std::move(op));
+}
+
+Status Endpoint::Atomic(TimePoint now, const AtomicOp& a) {
+  Entry entry(*this, now);
+  constexpr const char* kCtx = "ses.atomic";
+  if (!IsSupportedAtomic(a.op, a.datatype)) {
+    return Error::Unsupported(kCtx, "this atomic opcode on this datatype");
+  }
+  if (a.key > kMemoryKeyMask) return Error::InvalidArgument(kCtx, "key (over 48 bits)");
+  const size_t size = AtomicDatatypeSize(a.datatype);
+  const size_t bytes = a.count * size;
+  const bool cas = IsCompareSwap(a.op);
+  const bool mswap = a.op == AtomicOpcode::kMswap;
+  const bool read = a.op == AtomicOpcode::kRead;
+  if (a.count == 0 || a.count > config_.payload_bytes) {
+    return Error::InvalidArgument(kCtx, "count");
+  }
+  if ((mswap ? 2 * bytes : bytes) > config_.payload_bytes) {
+    return Error::InvalidArgument(kCtx, "count (operands exceed one packet)");
+  }
+  if (cas && (a.count != 1 || size > CompareSwapExtension::kOperandSize)) {
+    return Error::Unsupported(kCtx, "compare-and-swap on more than one element of up to 16 bytes");
+  }
+  if (!read && a.operand.size() != bytes) return Error::InvalidArgument(kCtx, "operand length");
+  if ((cas || mswap) && a.compare.size() != bytes) {
+    return Error::InvalidArgument(kCtx, "compare length");
+  }
+  if (!a.fetch.empty() && a.fetch.size() != bytes) {
+    return Error::InvalidArgument(kCtx, "fetch length");
+  }
+  if (read && a.fetch.empty()) return Error::InvalidArgument(kCtx, "fetch (READ must fetch)");
+
+  auto op = std::make_unique<TxOp>();
+  const bool fetch = !a.fetch.empty();
+  op->kind = fetch ? OpKind::kFetchAtomic : OpKind::kAtomic;
+  op->opcode = fetch ? RequestOpcode::kFetchingAtomic : RequestOpcode::kAtomic;
+  op->context = a.context;
+  op->peer = a.peer;
+  op->key_or_tag = a.key;
+  op->buffer_offset = a.offset;
+  op->request_length = static_cast<uint32_t>(bytes);
+  const AtomicOpExtension ext{.opcode = a.op,
+                              .datatype = a.datatype,
+                              .cacheable = false,
+                              .cpu_coherent = false};
+  if (cas) {
+    CompareSwapExtension c{.op = ext, .compare = {}, .swap = {}};
+    std::memcpy(c.compare.data(), a.compare.data(), size);
+    std::memcpy(c.swap.data(), a.operand.data(), size);
+    op->extension = c;
+  } else {
+    op->extension = ext;
+    if (!read) op->owned.assign(a.operand.begin(), a.operand.end());
+    if (mswap) op->owned.insert(op->owned.end(), a.compare.begin(), a.compare.end());
+  }
+  op->payload = op->owned;
+  op->into = a.fetch;
+  op->expect_bytes = a.fetch.size();
+  return StartOp(std::move(op));
+}
+
+Status Endpoint::StartOp(std::unique_ptr<TxOp> op) {
+  State& st = *state_;
+  if (op->role != TxOp::Role::kServedRead) {
+    // Message IDs are unique among our live operations; 0 is "not valid".
+    bool found = false;
+    for (int tries = 0; tries < 65536 && !found; ++tries) {
+      const uint16_t id = st.next_msg_id++;
+      if (id != 0 && !st.op_by_msg_id.contains(id)) {
+        op->msg_id = MessageId(id);
+        found = true;
+      }
+    }
+    if (!found) {
+      if (op->rdv_key) (void)memory_.Deregister(*op->rdv_key);
+      return Error::NoSpace("ses.endpoint", "message IDs", 65535);
+    }
+    op->job = config_.job;
+  }
+  op->total_packets = PacketsFor(op->payload.size(), config_.payload_bytes);
+  op->last_progress = st.now;
+  const uint64_t id = st.next_op_id++;
+  if (op->role != TxOp::Role::kServedRead) st.op_by_msg_id[op->msg_id.value()] = id;
+  if (op->rdv_key) st.rdv_op_by_key[*op->rdv_key] = id;
+  if (op->role == TxOp::Role::kUser) ++counters_.messages_sent;
+  st.ops[id] = std::move(op);
+  st.tx_queue.push_back(id);
+  return OkStatus();
+}
+
+void Endpoint::Pump() {
+  State& st = *state_;
+  while (st.inflight_packets < config_.max_inflight_packets && !st.tx_queue.empty()) {
+    const uint64_t id = st.tx_queue.front();
+    auto it = st.ops.find(id);
+    if (it == st.ops.end() || it->second->all_sent()) {
+      st.tx_queue.pop_front();
+      continue;
+    }
+    SubmitNext(id, *it->second);
+  }
+}
+
+void Endpoint::SubmitNext(uint64_t id, TxOp& op) {
+  State& st = *state_;
+  const uint32_t index = op.next_packet;
+  pds::NextHeader next_hdr = pds::NextHeader::kNone;
+  Status status = BuildPacket(op, index, st.tx_buffer, &next_hdr);
+  if (status.ok()) {
+    const pds::SubmitRequest req{.dst = op.peer.addr,
+                                 .mode = config_.mode,
+                                 .job = op.job,
+                                 .tc = config_.traffic_class,
+                                 .token = id,
+                                 .next_hdr = next_hdr,
+                                 .ack_request = index + 1 == op.total_packets,
+                                 .reverse_of = op.reverse_of};
+    ++op.next_packet;
+    ++st.inflight_packets;
+    const bool served = op.role == TxOp::Role::kServedRead;
+    status = pds_->Submit(st.now, req, st.tx_buffer);
+    if (status.ok()) {
+      ++(served ? counters_.read_data_packets_sent : counters_.packets_sent);
+      return;
+    }
+    --st.inflight_packets;
+  }
+  // Nothing more of this op can go out: what was sent is still tracked.
+  auto it = st.ops.find(id);
+  if (it == st.ops.end()) return;
+  TxOp& o = *it->second;
+  if (o.ok()) o.local_error = status.error();
+  SetError(o, CompletionStatus::kLocalError, ReturnCode::kOk);
+  const uint32_t unsent = o.total_packets - std::min(o.total_packets, index);
+  o.next_packet = o.total_packets;
+  o.resolved += unsent;
+  o.expect_bytes = o.got_bytes;
+  o.rdv_remaining = 0;
+  if (index > 0 && o.role != TxOp::Role::kServedRead) {
+    // Part of the message left: tell the target to drop what it has
+    // (UET_MSG_ERROR; best effort, not tracked).
+    StandardRequest h;
+    h.common.opcode = RequestOpcode::kMsgError;
+    h.common.flags.start_of_message = true;
+    h.common.flags.end_of_message = true;
+    h.common.flags.relative_addressing = config_.relative_addressing;
+    h.common.job_id = o.job;
+    h.common.pid_on_fep = o.peer.pid_on_fep;
+    h.common.resource_index = o.peer.resource_index;
+    h.message_id = o.msg_id;
+    h.initiator = config_.initiator_id;
+    std::vector<std::byte> bytes(StandardRequest::kSize);
+    ByteWriter w(bytes);
+    if (SerializeSesHeader(StandardRequestHeaders{.header = h, .extension = {}}, w).ok() &&
+        pds_->Submit(st.now,
+                     pds::SubmitRequest{.dst = o.peer.addr,
+                                        .mode = config_.mode,
+                                        .job = o.job,
+                                        .tc = config_.traffic_class,
+                                        .token = 0,
+                                        .next_hdr = pds::NextHeader::kSesStandardRequest,
+                                        .ack_request = true,
+                                        .reverse_of = kNoPdc},
+                     bytes)
+            .ok()) {
+      ++counters_.msg_errors_sent;
+    }
+  }
+  MaybeFinish(id);
+}
+
+Status Endpoint::BuildPacket(const TxOp& op, uint32_t index, std::vector<std::byte>& out,
+                             pds::NextHeader* next_hdr) const {
+  const size_t per = config_.payload_bytes;
+  const size_t offset = size_t{index} * per;
+  const size_t n = std::min(per, op.payload.size() - std::min(op.payload.size(), offset));
+  const std::span<const std::byte> payload = op.payload.subspan(offset, n);
+  const bool som = index == 0;
+  const bool eom = index + 1 == op.total_packets;
+
+  SesHeader header;
+  if (op.role == TxOp::Role::kServedRead) {
+    ResponseWithData h;
+    h.common = ResponseCommon{.list = ResponseList::kExpected,
+                              .opcode = ResponseOpcode::kResponseWithData,
+                              .return_code = ReturnCode::kOk};
+    h.message_id = op.answers;
+    h.job_id = op.job;
+    h.read_request_message_id = op.answers;
+    h.payload_length = static_cast<uint16_t>(n);
+    h.modified_length = op.request_length;
+    h.message_offset = static_cast<uint32_t>(offset);
+    header = h;
+  } else {
+    RequestCommon common;
+    common.opcode = op.opcode;
+    common.flags = RequestFlags{.delivery_complete = op.delivery_complete,
+                                .initiator_error = false,
+                                .relative_addressing = config_.relative_addressing,
+                                .header_data_present = som && op.cq_data.has_value(),
+                                .end_of_message = eom,
+                                .start_of_message = som};
+    common.job_id = op.job;
+    common.pid_on_fep = op.peer.pid_on_fep;
+    common.resource_index = op.peer.resource_index;
+    const bool whole = op.total_packets == 1 && op.payload.size() == op.request_length;
+    const bool needs_id =
+        op.opcode == RequestOpcode::kRead || op.opcode == RequestOpcode::kFetchingAtomic;
+    const bool short_form = whole && !needs_id && op.request_length <= kSmallMediumMaxLength;
+    if (short_form && config_.small_header_sends && op.opcode == RequestOpcode::kSend &&
+        !op.cq_data) {
+      SmallRequest h;
+      h.common = common;
+      h.request_length = static_cast<uint16_t>(op.request_length);
+      h.buffer_offset = op.buffer_offset;
+      header = SmallRequestHeaders{.header = h, .extension = op.extension};
+    } else if (short_form && (!op.cq_data || op.buffer_offset == 0)) {
+      MediumRequest h;
+      h.common = common;
+      h.request_length = static_cast<uint16_t>(op.request_length);
+      if (op.cq_data) {
+        h.header_data = *op.cq_data;
+      } else {
+        h.buffer_offset = op.buffer_offset;
+      }
+      h.initiator = config_.initiator_id;
+      h.memory_key = op.key_or_tag;
+      header = MediumRequestHeaders{.header = h, .extension = op.extension};
+    } else {
+      StandardRequest h;
+      h.common = common;
+      h.message_id = op.msg_id;
+      h.buffer_offset = op.buffer_offset;
+      h.initiator = config_.initiator_id;
+      h.memory_key = op.key_or_tag;
+      if (som) {
+        h.header_data = op.cq_data.value_or(0);
+      } else {
+        h.payload_length = static_cast<uint16_t>(n);
+        h.message_offset = static_cast<uint32_t>(offset);
+      }
+      h.request_length = op.request_length;
+      header = StandardRequestHeaders{.header = h, .extension = op.extension};
+    }
+  }
+  *next_hdr = SesNextHeader(header);
+  const size_t hdr_size = SesHeaderWireSize(header);
+  out.resize(hdr_size + n);
+  ByteWriter w(out);
+  UET_RETURN_IF_ERROR(SerializeSesHeader(header, w));
+  if (n > 0) std::memcpy(out.data() + hdr_size, payload.data(), n);
+  return OkStatus();
+}
+
+void Endpoint::SetError(TxOp& op, CompletionStatus status, ReturnCode rc) {
+  if (!op.ok()) return;
+  op.status = status;
+  op.rc = rc;
+}
+
+void Endpoint::OnResponse(TxOp& op, pds::NextHeader hdr, std::span<const std::byte> bytes) {
+  ByteReader r(bytes);
+  auto parsed = ParseSesHeader(hdr, r);
+  const Response* resp = parsed.ok() ? std::get_if<Response>(&*parsed) : nullptr;
+  if (resp == nullptr) {
+    ++counters_.malformed_responses;
+    return;
+  }
+  const ReturnCode rc = resp->common.return_code;
+  if (rc != ReturnCode::kOk && rc != ReturnCode::kNull) {
+    SetError(op, CompletionStatus::kRemoteError, rc);
+  }
+}
+
+pds::SesResponse Endpoint::OnReadData(std::span<const std::byte> ses_and_payload) {
+  State& st = *state_;
+  ByteReader r(ses_and_payload);
+  auto parsed = ParseSesHeader(pds::NextHeader::kSesResponseData, r);
+  if (!parsed.ok()) {
+    ++counters_.malformed_responses;
+    return {};
+  }
+  const auto& h = std::get<ResponseWithData>(*parsed);
+  const std::span<const std::byte> data = r.TakeRest();
+  auto by_id = st.op_by_msg_id.find(h.read_request_message_id.value());
+  if (by_id == st.op_by_msg_id.end()) {
+    ++counters_.stale_read_data;
+    return {};
+  }
+  const uint64_t id = by_id->second;
+  TxOp& op = *st.ops.at(id);
+  if (op.expect_bytes == 0 || data.size() != h.payload_length ||
+      uint64_t{h.message_offset} + data.size() > op.expect_bytes) {
+    ++counters_.malformed_responses;
+    return {};
+  }
+  if (h.common.return_code != ReturnCode::kOk) {
+    SetError(op, CompletionStatus::kRemoteError, h.common.return_code);
+  } else if (h.message_offset < op.into.size()) {
+    const size_t fit = std::min(data.size(), op.into.size() - h.message_offset);
+    std::memcpy(op.into.data() + h.message_offset, data.data(), fit);
+  }
+  op.got_bytes += data.size();
+  op.last_progress = st.now;
+  MaybeFinish(id);
+  return {};
+}
+
+void Endpoint::MaybeFinish(uint64_t id) {
+  State& st = *state_;
+  auto it = st.ops.find(id);
+  if (it == st.ops.end()) return;
+  TxOp& op = *it->second;
+  if (!op.all_resolved()) return;
+  if (op.ok() && (op.got_bytes < op.expect_bytes || op.rdv_remaining > 0)) return;
+  std::unique_ptr<TxOp> done = std::move(it->second);
+  st.ops.erase(it);
+  if (done->role != TxOp::Role::kServedRead) {
+    auto m = st.op_by_msg_id.find(done->msg_id.value());
+    if (m != st.op_by_msg_id.end() && m->second == id) st.op_by_msg_id.erase(m);
+  }
+  if (done->rdv_key) {
+    st.rdv_op_by_key.erase(*done->rdv_key);
+    (void)memory_.Deregister(*done->rdv_key);
+  }
+  switch (done->role) {
+    case TxOp::Role::kUser:
+      ReportOp(*done);
+      break;
+    case TxOp::Role::kServedRead:
+      CreditRendezvous(done->key_or_tag, done->request_length, done->ok() ? nullptr : done.get());
+      break;
+    case TxOp::Role::kRendezvousRead: {
+      auto m = st.messages.find(done->rx_message);
+      if (m == st.messages.end()) break;
+      RxMessage& msg = *m->second;
+      msg.rdv_reading = false;
+      if (done->ok()) {
+        CompleteReceive(msg,
+                        msg.length > msg.placement.buffer.size() ? CompletionStatus::kTruncated
+                                                                 : CompletionStatus::kOk,
+                        ReturnCode::kOk);
+      } else {
+        CompleteReceive(msg, done->status, done->rc);
+      }
+      RemoveMessage(msg.id);
+      break;
+    }
+  }
+}
+
+void Endpoint::ReportOp(const TxOp& op) {
+  Completion c;
+  c.context = op.context;
+  c.kind = op.kind;
+  c.status = op.status;
+  c.rc = op.rc;
+  c.transport = op.transport;
+  c.local_error = op.local_error;
+  c.peer = op.peer.addr;
+  c.length = op.ok() ? (op.expect_bytes > 0 ? op.got_bytes : op.request_length) : 0;
+  state_->completions.push_back(std::move(c));
+}
+
+void Endpoint::CreditRendezvous(uint64_t key, uint64_t bytes, const TxOp* failed) {
+  State& st = *state_;
+  auto it = st.rdv_op_by_key.find(key);
+  if (it == st.rdv_op_by_key.end()) return;
+  const uint64_t id = it->second;
+  TxOp& op = *st.ops.at(id);
+  if (failed != nullptr) {
+    if (op.ok()) op.transport = failed->transport;
+    SetError(op, failed->status, failed->rc);
+  } else {
+    op.rdv_remaining -= std::min(op.rdv_remaining, bytes);
+  }
+  op.last_progress = st.now;
+  MaybeFinish(id);
+}
+
+}  // namespace uet::ses

@@ -1,0 +1,167 @@
+// Internal state of ses::Endpoint (ses/endpoint.h): operations in flight
+// (initiator side, and read data served to peers) and messages being received.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <climits>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <tuple>
+#include <utility>
+#include <vector>
+#include "ses/endpoint.h"
+#include "ses/request_headers.h"
+
+namespace uet::ses {
+
+// Something that sends packets: a user operation, read data served back to a
+// peer, or the read a target makes to fetch the rest of a rendezvous send.
+struct TxOp {
+  enum class Role : uint8_t { kUser, kServedRead, kRendezvousRead };
+  Role role = Role::kUser;
+  OpKind kind = OpKind::kSend;
+  uint64_t context = 0;
+  Peer peer;
+  RequestOpcode opcode = RequestOpcode::kSend;
+  MessageId msg_id;
+
+  // ---- what the packets carry ----
+  std::span<const std::byte> payload;  // all the bytes this op's packets carry
+  std::vector<std::byte> owned;        // atomics and fetched data: `payload` points here
+  JobId job;
+  uint64_t key_or_tag = 0;
+  uint64_t buffer_offset = 0;
+  std::optional<uint64_t> cq_data;
+  bool delivery_complete = false;
+  uint32_t request_length = 0;  // the message's length (rendezvous: all of it)
+  RequestExtension extension;
+  // kServedRead: the target PDC whose reverse PSN space carries the data, and
+  // the READ's message ID it answers.
+  PdcId reverse_of;
+  MessageId answers;
+
+  uint32_t total_packets = 1;
+  uint32_t next_packet = 0;  // packets handed to PDS
+  uint32_t resolved = 0;     // packets acknowledged or failed
+
+  // ---- data coming back (read, fetching atomic, rendezvous read) ----
+  std::span<std::byte> into;  // bytes beyond its end are discarded
+  uint64_t expect_bytes = 0;
+  uint64_t got_bytes = 0;
+  // kUser rendezvous send: the temporary region the target reads, and the
+  // bytes it still has to read.
+  std::optional<uint64_t> rdv_key;
+  uint64_t rdv_remaining = 0;
+  // kRendezvousRead: the receive it fills.
+  uint64_t rx_message = 0;
+
+  TimePoint last_progress;
+
+  // ---- outcome (first problem wins) ----
+  CompletionStatus status = CompletionStatus::kOk;
+  ReturnCode rc = ReturnCode::kOk;
+  pds::Failure transport;
+  std::optional<Error> local_error;
+
+  bool all_sent() const { return next_packet == total_packets; }
+  bool all_resolved() const { return all_sent() && resolved == total_packets; }
+  bool ok() const { return status == CompletionStatus::kOk; }
+};
+
+// A message being received (sends, and writes spanning several packets).
+struct RxMessage {
+  enum class Where : uint8_t {
+    kEarly,       // packets arrived, the first (SOM) not yet: `early` holds them
+    kUnexpected,  // SOM arrived, no receive matched: `stored` holds the data
+    kMatched,     // placed into `placement`
+    kWrite,       // an RMA write spanning packets (placed in memory as it comes)
+  };
+  uint64_t id = 0;
+  Where where = Where::kEarly;
+  Source source;
+  MessageId msg_id;
+  bool tagged = false;
+  uint64_t tag = 0;
+  uint64_t length = 0;        // request_length
+  uint64_t eager_length = 0;  // bytes this message's own packets carry
+  uint64_t bytes_seen = 0;
+  bool som_seen = false;
+  std::optional<uint64_t> cq_data;
+  std::optional<RendezvousExtension> rdv;
+  std::vector<std::pair<uint32_t, std::vector<std::byte>>> early;  // {message_offset, bytes}
+  std::vector<std::byte> stored;
+  size_t reserved = 0;  // unexpected-store bytes held
+  Placement placement;
+  bool rdv_reading = false;
+  ReturnCode error = ReturnCode::kOk;  // first problem (initiator error, MSG_ERROR)
+  TimePoint last_activity;
+
+  bool eager_done() const { return som_seen && bytes_seen >= eager_length; }
+};
+
+struct Endpoint::State {
+  TimePoint now;
+  int depth = 0;
+  std::vector<Completion> completions;  // reported when the outermost call returns
+
+  // ---- initiator ----
+  uint64_t next_op_id = 1;
+  uint16_t next_msg_id = 1;
+  std::map<uint64_t, std::unique_ptr<TxOp>> ops;         // by op id (the PDS token)
+  std::map<uint16_t, uint64_t> op_by_msg_id;             // live message IDs we sent
+  std::map<uint64_t, uint64_t> rdv_op_by_key;            // rendezvous temp region -> op
+  std::deque<uint64_t> tx_queue;                         // ops with packets left to send
+  size_t inflight_packets = 0;
+  std::vector<std::byte> tx_buffer;
+
+  // ---- target ----
+  RecvQueue untagged;
+  RecvQueue tagged;
+  // Stored unexpected messages in arrival order, one list per queue; the
+  // budget (bytes, messages) is counted here across both.
+  UnexpectedList unexpected_untagged;
+  UnexpectedList unexpected_tagged;
+  size_t store_bytes = 0;
+  size_t store_messages = 0;
+  uint64_t next_rx_id = 1;
+  std::map<uint64_t, std::unique_ptr<RxMessage>> messages;  // by id
+  // Messages still receiving packets, by {source address, initiator, message ID}.
+  using MessageKey = std::tuple<IpAddress, uint32_t, uint16_t>;
+  std::map<MessageKey, uint64_t> message_by_key;
+
+  State(const EndpointConfig& c)
+      : untagged(false, c.max_posted_recvs),
+        tagged(true, c.max_posted_recvs),
+        unexpected_untagged(SIZE_MAX, SIZE_MAX),
+        unexpected_tagged(SIZE_MAX, SIZE_MAX) {}
+  RecvQueue& queue(bool is_tagged) { return is_tagged ? tagged : untagged; }
+  UnexpectedList& unexpected(bool is_tagged) {
+    return is_tagged ? unexpected_tagged : unexpected_untagged;
+  }
+};
+
+// Every public entry point opens one; the outermost reports the completions
+// gathered meanwhile, so the owner's callbacks see a consistent endpoint and
+// may call back in.
+struct Endpoint::Entry {
+  Endpoint& e;
+  Entry(Endpoint& ep, TimePoint now) : e(ep) {
+    if (e.state_->depth++ == 0 || now > e.state_->now) e.state_->now = now;
+  }
+  ~Entry() {
+    // A callback may start operations (Pump again) or post receives.
+    while (e.state_->depth == 1) {
+      e.Pump();
+      if (e.state_->completions.empty()) break;
+      std::vector<Completion> done;
+      done.swap(e.state_->completions);
+      for (const Completion& c : done) e.events_.OnCompletion(c);
+    }
+    --e.state_->depth;
+  }
+};
+
+}  // namespace uet::ses

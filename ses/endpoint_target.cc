@@ -1,0 +1,535 @@
+// ses::Endpoint, target side: every request checked, then matched, placed,
+// executed or served; refusals answered with a return code, touching nothing.
+#include <algorithm>
+#include <cstring>
+
+#include "ses/atomic_compute.h"
+#include "ses/endpoint.h"
+#include "ses/endpoint_state.h"
+#include "ses/request_view.h"
+#include "ses/response.h"
+
+namespace uet::ses {
+namespace {
+
+bool IsTaggedSend(RequestOpcode op) {
+  return op == RequestOpcode::kTaggedSend || op == RequestOpcode::kRendezvousTsend;
+}
+
+}  // namespace
+
+pds::SesResponse Endpoint::Refuse(const RequestView* v, ReturnCode rc) {
+  ++counters_.requests_refused;
+  ++counters_.refused_by_rc[static_cast<uint8_t>(rc) & 63];
+  Response resp;
+  resp.common = ResponseCommon{.list = ResponseList::kExpected,
+                               .opcode = ResponseOpcode::kResponse,
+                               .return_code = rc};
+  if (v != nullptr) {
+    resp.message_id = v->message_id;
+    resp.job_id = v->common.job_id;
+  }
+  std::array<std::byte, Response::kSize> bytes{};
+  ByteWriter w(bytes);
+  pds::SesResponse out;
+  if (resp.Serialize(w).ok()) {
+    (void)out.Set(pds::NextHeader::kSesResponse, bytes);
+    // The code must reach the initiator even if this ACK is lost.
+    out.set_guaranteed(true);
+  }
+  return out;
+}
+
+ReturnCode Endpoint::CheckAddressing(const RequestView& v) const {
+  if (!config_.jobs.empty() &&
+      std::find(config_.jobs.begin(), config_.jobs.end(), v.common.job_id) == config_.jobs.end()) {
+    return ReturnCode::kBadJobId;
+  }
+  if (v.common.pid_on_fep != config_.pid_on_fep) return ReturnCode::kBadPid;
+  if (v.common.resource_index != config_.resource_index) return ReturnCode::kBadIndex;
+  if (v.common.ri_generation != 0) return ReturnCode::kBadGeneration;
+  return ReturnCode::kOk;
+}
+
+pds::SesResponse Endpoint::HandleRequest(const pds::RxRequest& rx,
+                                         std::span<const std::byte> bytes) {
+  auto parsed = ParseRequest(rx.next_hdr, bytes);
+  if (!parsed.ok()) {
+    ++counters_.malformed_requests;
+    const bool unknown_op = parsed.error().code == Errc::kUnknownType &&
+                            std::string_view(parsed.error().field) == "opcode";
+    return Refuse(nullptr, unknown_op ? ReturnCode::kUnsupportedOp : ReturnCode::kInitiatorErr);
+  }
+  const RequestView& v = *parsed;
+  const ReturnCode rc = CheckAddressing(v);
+  if (rc != ReturnCode::kOk) return Refuse(&v, rc);
+  switch (v.opcode()) {
+    case RequestOpcode::kSend:
+    case RequestOpcode::kTaggedSend:
+    case RequestOpcode::kRendezvousSend:
+    case RequestOpcode::kRendezvousTsend:
+      return HandleSend(rx, v);
+    case RequestOpcode::kWrite:
+      return HandleWrite(rx, v);
+    case RequestOpcode::kRead:
+      return HandleRead(rx, v);
+    case RequestOpcode::kAtomic:
+    case RequestOpcode::kFetchingAtomic:
+      return HandleAtomic(rx, v);
+    case RequestOpcode::kMsgError:
+      return HandleMsgError(rx, v);
+    case RequestOpcode::kNoOp:
+      if (v.payload.empty() && v.som() && v.eom()) return {};
+      return Refuse(&v, ReturnCode::kUnsupportedSize);
+    case RequestOpcode::kDatagramSend:  // UUD only; we send none and accept none
+    case RequestOpcode::kDeferrableSend:
+    case RequestOpcode::kDeferrableTsend:
+    case RequestOpcode::kDeferrableRtr:
+    case RequestOpcode::kTsendAtomic:
+    case RequestOpcode::kTsendFetchAtomic:
+    case RequestOpcode::kIncPush:
+      break;
+  }
+  return Refuse(&v, ReturnCode::kUnsupportedOp);
+}
+
+// ---- sends and tagged sends ----
+
+pds::SesResponse Endpoint::HandleSend(const pds::RxRequest& rx, const RequestView& v) {
+  State& st = *state_;
+  const auto* ext = std::get_if<RendezvousExtension>(&v.extension);
+  const uint64_t eager = ext != nullptr ? ext->eager_length : v.request_length;
+  const uint64_t n = v.payload.size();
+  if (eager > v.request_length || v.message_offset + n > eager ||
+      (!v.som() && v.form != RequestForm::kStandard)) {
+    ++counters_.malformed_requests;
+    return Refuse(&v, ReturnCode::kInitiatorErr);
+  }
+  const Source source{.addr = rx.src, .initiator = v.initiator};
+  const bool single = v.form != RequestForm::kStandard || (v.whole_message() && ext == nullptr);
+  const State::MessageKey key{rx.src, v.initiator, v.message_id.value()};
+  RxMessage* m = nullptr;
+  bool fresh = false;
+  if (!single) {
+    auto it = st.message_by_key.find(key);
+    if (it != st.message_by_key.end()) m = st.messages.at(it->second).get();
+  }
+  if (m == nullptr) {
+    auto msg = std::make_unique<RxMessage>();
+    msg->id = st.next_rx_id++;
+    msg->source = source;
+    msg->msg_id = v.message_id;
+    msg->length = v.request_length;
+    msg->eager_length = eager;
+    m = msg.get();
+    st.messages[m->id] = std::move(msg);
+    if (!single) st.message_by_key[key] = m->id;
+    fresh = true;
+  }
+  m->last_activity = st.now;
+  const auto refuse_no_room = [&]() {
+    ++counters_.unexpected_refused;
+    if (fresh) RemoveMessage(m->id);
+    pds::SesResponse r;
+    r.Refuse(pds::NackCode::kNoSesMsgAvail);
+    return r;
+  };
+  if (v.som() && !m->som_seen) {
+    m->som_seen = true;
+    m->tagged = IsTaggedSend(v.opcode());
+    m->tag = m->tagged ? v.key_or_tag : 0;
+    m->cq_data = v.header_data;
+    if (ext != nullptr) m->rdv = *ext;
+    if (!OnFirstPacket(*m)) {
+      m->som_seen = false;
+      return refuse_no_room();
+    }
+  } else if (!m->som_seen) {
+    // Before the first packet: keep it until the message is matched or stored.
+    if (st.store_bytes + n > config_.unexpected_bytes) return refuse_no_room();
+    st.store_bytes += n;
+    m->reserved += n;
+    m->early.emplace_back(v.message_offset,
+                          std::vector<std::byte>(v.payload.begin(), v.payload.end()));
+    m->bytes_seen += n;
+    ++counters_.early_packets;
+    return {};
+  }
+  if (v.common.flags.initiator_error) {
+    if (m->error == ReturnCode::kOk) m->error = ReturnCode::kInitiatorErr;
+  } else {
+    PlaceBytes(*m, v.message_offset, v.payload);
+  }
+  m->bytes_seen += n;
+  Advance(*m);
+  return {};
+}
+
+bool Endpoint::OnFirstPacket(RxMessage& m) {
+  State& st = *state_;
+  RecvQueue& q = st.queue(m.tagged);
+  const IncomingMessage in{.source = m.source, .tag = m.tag, .length = m.length};
+  std::optional<Placement> p = q.Match(in);
+  ReportReleased(q, m.tagged);
+  if (p) {
+    m.placement = *p;
+    m.where = RxMessage::Where::kMatched;
+    for (const auto& [offset, bytes] : m.early) PlaceBytes(m, offset, bytes);
+    ReleaseStore(m);
+    return true;
+  }
+  // Unexpected: keep the eager part until a receive is posted.
+  const size_t more = m.eager_length - std::min<size_t>(m.eager_length, m.reserved);
+  if (st.store_bytes + more > config_.unexpected_bytes ||
+      st.store_messages >= config_.unexpected_messages) {
+    return false;
+  }
+  if (!st.unexpected(m.tagged).Add(m.id, in).ok()) return false;
+  st.store_bytes += more;
+  m.reserved += more;
+  ++st.store_messages;
+  m.stored.assign(m.eager_length, std::byte{0});
+  m.where = RxMessage::Where::kUnexpected;
+  for (const auto& [offset, bytes] : m.early) PlaceBytes(m, offset, bytes);
+  m.early.clear();
+  ++counters_.unexpected_stored;
+  return true;
+}
+
+void Endpoint::PlaceBytes(RxMessage& m, uint32_t offset, std::span<const std::byte> bytes) {
+  std::span<std::byte> dst;
+  switch (m.where) {
+    case RxMessage::Where::kMatched: dst = m.placement.buffer; break;
+    case RxMessage::Where::kUnexpected: dst = m.stored; break;
+    case RxMessage::Where::kEarly:
+    case RxMessage::Where::kWrite:
+      return;
+  }
+  if (offset >= dst.size()) return;
+  const size_t fit = std::min(bytes.size(), dst.size() - offset);
+  if (fit > 0) std::memcpy(dst.data() + offset, bytes.data(), fit);
+}
+
+void Endpoint::Advance(RxMessage& m) {
+  State& st = *state_;
+  if (!m.eager_done()) return;
+  // No more packets of this message will come: its key may be reused.
+  auto k = st.message_by_key.find({m.source.addr, m.source.initiator, m.msg_id.value()});
+  if (k != st.message_by_key.end() && k->second == m.id) st.message_by_key.erase(k);
+  if (m.where != RxMessage::Where::kMatched) return;  // unexpected: waits for a receive
+  if (m.error != ReturnCode::kOk) {
+    CompleteReceive(m, CompletionStatus::kRemoteError, m.error);
+    RemoveMessage(m.id);
+    return;
+  }
+  if (m.rdv && m.length > m.eager_length) {
+    if (m.rdv_reading) return;
+    // Rendezvous: read the rest from the initiator's region, into the rest
+    // of the receive buffer (bytes past its end are read and dropped).
+    auto op = std::make_unique<TxOp>();
+    op->role = TxOp::Role::kRendezvousRead;
+    op->kind = OpKind::kRead;
+    op->opcode = RequestOpcode::kRead;
+    op->peer = Peer{.addr = m.source.addr,
+                    .pid_on_fep = m.rdv->read_pid_on_fep,
+                    .resource_index = m.rdv->read_resource_index};
+    op->key_or_tag = m.rdv->read_memory_key;
+    op->buffer_offset = m.rdv->read_offset;
+    op->request_length = static_cast<uint32_t>(m.length - m.eager_length);
+    op->expect_bytes = op->request_length;
+    const std::span<std::byte> buf = m.placement.buffer;
+    op->into = buf.size() > m.eager_length ? buf.subspan(m.eager_length) : std::span<std::byte>();
+    op->rx_message = m.id;
+    m.rdv_reading = true;
+    if (!StartOp(std::move(op)).ok()) {
+      m.rdv_reading = false;
+      CompleteReceive(m, CompletionStatus::kLocalError, ReturnCode::kOk);
+      RemoveMessage(m.id);
+    }
+    return;
+  }
+  CompleteReceive(m,
+                  m.length > m.placement.buffer.size() ? CompletionStatus::kTruncated
+                                                       : CompletionStatus::kOk,
+                  ReturnCode::kOk);
+  RemoveMessage(m.id);
+}
+
+void Endpoint::CompleteReceive(RxMessage& m, CompletionStatus status, ReturnCode rc) {
+  Completion c;
+  c.context = m.placement.context;
+  c.kind = m.where == RxMessage::Where::kWrite
+               ? OpKind::kRemoteWrite
+               : (m.tagged ? OpKind::kTaggedRecv : OpKind::kRecv);
+  c.status = status;
+  c.rc = rc;
+  c.peer = m.source.addr;
+  c.initiator = m.source.initiator;
+  const uint64_t cap = m.where == RxMessage::Where::kWrite ? m.length : m.placement.buffer.size();
+  const bool placed = status == CompletionStatus::kOk || status == CompletionStatus::kTruncated;
+  c.length = placed ? std::min(m.length, cap) : 0;
+  c.overflow_length = placed ? m.length - c.length : 0;
+  c.tag = m.tag;
+  c.cq_data = m.cq_data;
+  c.buffer_offset = m.placement.offset_in_buffer;
+  c.multi_recv_released = m.placement.releases_buffer;
+  if (placed) ++counters_.messages_received;
+  state_->completions.push_back(std::move(c));
+}
+
+void Endpoint::ReleaseStore(RxMessage& m) {
+  State& st = *state_;
+  st.store_bytes -= m.reserved;
+  m.reserved = 0;
+  m.early.clear();
+  if (m.where == RxMessage::Where::kUnexpected) {
+    st.unexpected(m.tagged).Remove(m.id);
+    --st.store_messages;
+    m.stored.clear();
+    m.stored.shrink_to_fit();
+  }
+}
+
+void Endpoint::RemoveMessage(uint64_t id) {
+  State& st = *state_;
+  auto it = st.messages.find(id);
+  if (it == st.messages.end()) return;
+  RxMessage& m = *it->second;
+  ReleaseStore(m);
+  auto k = st.message_by_key.find({m.source.addr, m.source.initiator, m.msg_id.value()});
+  if (k != st.message_by_key.end() && k->second == id) st.message_by_key.erase(k);
+  st.messages.erase(it);
+}
+
+void Endpoint::ReportReleased(RecvQueue& q, bool tagged) {
+  for (uint64_t context : q.TakeReleased()) {
+    Completion c;
+    c.context = context;
+    c.kind = tagged ? OpKind::kTaggedRecv : OpKind::kRecv;
+    c.multi_recv_released = true;
+    state_->completions.push_back(std::move(c));
+  }
+}
+
+Status Endpoint::PostRecv(TimePoint now, const PostedRecv& recv, bool tagged) {
+  Entry entry(*this, now);
+  State& st = *state_;
+  RecvQueue& q = st.queue(tagged);
+  PostedRecv r = recv;
+  if (!tagged) r.tag = r.ignore = 0;  // untagged messages are stored with tag 0
+  UET_RETURN_IF_ERROR(q.Post(r));
+  // Only the new receive can match a stored message (every older one was
+  // offered each message when it arrived): hand it the oldest first.
+  for (;;) {
+    std::optional<uint64_t> id = st.unexpected(tagged).FindPosted(r);
+    if (!id) break;
+    RxMessage& m = *st.messages.at(*id);
+    std::optional<Placement> p =
+        q.Match(IncomingMessage{.source = m.source, .tag = m.tag, .length = m.length});
+    ReportReleased(q, tagged);
+    if (!p) break;  // a multi-receive buffer too full for it: released, message stays
+    m.placement = *p;
+    const std::vector<std::byte> stored = std::move(m.stored);
+    ReleaseStore(m);
+    m.where = RxMessage::Where::kMatched;
+    PlaceBytes(m, 0, stored);
+    const bool consumed = !r.multi_recv || p->releases_buffer;
+    Advance(m);
+    if (consumed) break;
+  }
+  return OkStatus();
+}
+
+bool Endpoint::CancelRecv(uint64_t context, bool tagged) {
+  Entry entry(*this, state_->now);
+  RecvQueue& q = state_->queue(tagged);
+  if (!q.Cancel(context)) return false;
+  Completion c;
+  c.context = context;
+  c.kind = tagged ? OpKind::kTaggedRecv : OpKind::kRecv;
+  c.status = CompletionStatus::kCancelled;
+  c.rc = ReturnCode::kCancelled;
+  // A cancelled multi-receive buffer is released by the cancel itself.
+  std::vector<uint64_t> released = q.TakeReleased();
+  for (uint64_t r : released) {
+    if (r == context) {
+      c.multi_recv_released = true;
+    } else {
+      Completion other;
+      other.context = r;
+      other.kind = c.kind;
+      other.multi_recv_released = true;
+      state_->completions.push_back(std::move(other));
+    }
+  }
+  state_->completions.push_back(std::move(c));
+  return true;
+}
+
+pds::SesResponse Endpoint::HandleMsgError(const pds::RxRequest& rx, const RequestView& v) {
+  State& st = *state_;
+  ++counters_.msg_errors_received;
+  auto it = st.message_by_key.find({rx.src, v.initiator, v.message_id.value()});
+  if (it == st.message_by_key.end()) return {};
+  RxMessage& m = *st.messages.at(it->second);
+  if (m.where == RxMessage::Where::kMatched) {
+    CompleteReceive(m, CompletionStatus::kRemoteError, ReturnCode::kInitiatorErr);
+  }
+  RemoveMessage(m.id);
+  return {};
+}
+
+// ---- RMA and atomics ----
+
+pds::SesResponse Endpoint::HandleWrite(const pds::RxRequest& rx, const RequestView& v) {
+  State& st = *state_;
+  const uint64_t n = v.payload.size();
+  if (uint64_t{v.message_offset} + n > v.request_length) {
+    ++counters_.malformed_requests;
+    return Refuse(&v, ReturnCode::kInitiatorErr);
+  }
+  // The whole message's range is checked on every packet: a write that does
+  // not fit touches no byte, whichever packet comes first.
+  const AccessResult a =
+      memory_.Check(v.key_or_tag, v.buffer_offset, v.request_length, kRemoteWrite,
+                    v.common.job_id);
+  ReturnCode rc = a.rc;
+  if (rc == ReturnCode::kOk && v.common.flags.initiator_error) rc = ReturnCode::kInitiatorErr;
+  if (rc == ReturnCode::kOk && n > 0) {
+    std::memcpy(a.bytes.data() + v.message_offset, v.payload.data(), n);
+  }
+  if (!v.whole_message() && v.form == RequestForm::kStandard) {
+    // Several packets: count them, to report the CQ data when all are in.
+    const State::MessageKey key{rx.src, v.initiator, v.message_id.value()};
+    auto it = st.message_by_key.find(key);
+    RxMessage* m = nullptr;
+    if (it != st.message_by_key.end()) {
+      m = st.messages.at(it->second).get();
+    } else {
+      auto msg = std::make_unique<RxMessage>();
+      msg->id = st.next_rx_id++;
+      msg->where = RxMessage::Where::kWrite;
+      msg->source = Source{.addr = rx.src, .initiator = v.initiator};
+      msg->msg_id = v.message_id;
+      msg->length = msg->eager_length = v.request_length;
+      m = msg.get();
+      st.messages[m->id] = std::move(msg);
+      st.message_by_key[key] = m->id;
+    }
+    if (m->where == RxMessage::Where::kWrite) {
+      m->last_activity = st.now;
+      if (v.som()) {
+        m->som_seen = true;
+        m->cq_data = v.header_data;
+      }
+      m->bytes_seen += n;
+      if (rc != ReturnCode::kOk && m->error == ReturnCode::kOk) m->error = rc;
+      if (m->eager_done()) {
+        if (m->cq_data && m->error == ReturnCode::kOk) {
+          CompleteReceive(*m, CompletionStatus::kOk, ReturnCode::kOk);
+        }
+        RemoveMessage(m->id);
+      }
+    }
+  } else if (v.header_data && rc == ReturnCode::kOk) {
+    RxMessage m;
+    m.where = RxMessage::Where::kWrite;
+    m.source = Source{.addr = rx.src, .initiator = v.initiator};
+    m.length = v.request_length;
+    m.cq_data = v.header_data;
+    CompleteReceive(m, CompletionStatus::kOk, ReturnCode::kOk);
+  }
+  return rc == ReturnCode::kOk ? pds::SesResponse{} : Refuse(&v, rc);
+}
+
+void Endpoint::ServeData(const pds::RxRequest& rx, const RequestView& v,
+                         std::span<const std::byte> bytes, std::vector<std::byte> owned) {
+  auto op = std::make_unique<TxOp>();
+  op->role = TxOp::Role::kServedRead;
+  op->kind = OpKind::kRead;
+  op->peer = Peer{.addr = rx.src, .pid_on_fep = PidOnFep(), .resource_index = ResourceIndex()};
+  op->job = v.common.job_id;
+  op->key_or_tag = v.key_or_tag;
+  op->answers = v.message_id;
+  op->reverse_of = rx.pdc;
+  op->owned = std::move(owned);
+  op->payload = op->owned.empty() ? bytes : std::span<const std::byte>(op->owned);
+  op->request_length = static_cast<uint32_t>(op->payload.size());
+  (void)StartOp(std::move(op));  // served reads need no message ID: cannot fail
+}
+
+pds::SesResponse Endpoint::HandleRead(const pds::RxRequest& rx, const RequestView& v) {
+  if (!v.som() || !v.eom() || !v.payload.empty()) {
+    ++counters_.malformed_requests;
+    return Refuse(&v, ReturnCode::kInitiatorErr);
+  }
+  if (rx.pdc == kNoPdc) return Refuse(&v, ReturnCode::kUnsupportedOp);
+  const AccessResult a = memory_.Check(v.key_or_tag, v.buffer_offset, v.request_length,
+                                       kRemoteRead, v.common.job_id);
+  ReturnCode rc = a.rc;
+  if (rc == ReturnCode::kOk && v.common.flags.initiator_error) rc = ReturnCode::kInitiatorErr;
+  if (rc != ReturnCode::kOk) return Refuse(&v, rc);
+  if (v.request_length > 0) ServeData(rx, v, a.bytes, {});
+  return {};
+}
+
+pds::SesResponse Endpoint::HandleAtomic(const pds::RxRequest& rx, const RequestView& v) {
+  if (!v.som() || !v.eom()) {
+    ++counters_.malformed_requests;
+    return Refuse(&v, ReturnCode::kInitiatorErr);
+  }
+  AtomicOpExtension ext;
+  std::span<const std::byte> operand = v.payload;
+  std::span<const std::byte> compare;
+  const auto* cas = std::get_if<CompareSwapExtension>(&v.extension);
+  if (cas != nullptr) {
+    ext = cas->op;
+  } else if (const auto* plain = std::get_if<AtomicOpExtension>(&v.extension)) {
+    ext = *plain;
+  } else {
+    ++counters_.malformed_requests;
+    return Refuse(&v, ReturnCode::kInitiatorErr);
+  }
+  if (!IsSupportedAtomic(ext.opcode, ext.datatype)) {
+    return Refuse(&v, UnsupportedAtomicCode(ext.opcode, ext.datatype));
+  }
+  const size_t size = AtomicDatatypeSize(ext.datatype);
+  const size_t len = v.request_length;
+  bool sizes_ok = len > 0 && len % size == 0;
+  if (cas != nullptr) {
+    sizes_ok = sizes_ok && len == size && size <= CompareSwapExtension::kOperandSize &&
+               v.payload.empty();
+    operand = std::span<const std::byte>(cas->swap).first(std::min(size, cas->swap.size()));
+    compare = std::span<const std::byte>(cas->compare).first(std::min(size, cas->compare.size()));
+  } else if (ext.opcode == AtomicOpcode::kMswap) {
+    sizes_ok = sizes_ok && v.payload.size() == 2 * len;
+    if (sizes_ok) {
+      operand = v.payload.first(len);
+      compare = v.payload.subspan(len);
+    }
+  } else if (ext.opcode == AtomicOpcode::kRead) {
+    sizes_ok = sizes_ok && v.payload.empty();
+  } else {
+    sizes_ok = sizes_ok && v.payload.size() == len;
+  }
+  if (!sizes_ok) return Refuse(&v, ReturnCode::kAmoUnsupportedSize);
+  const bool fetch = v.opcode() == RequestOpcode::kFetchingAtomic;
+  if (fetch && rx.pdc == kNoPdc) return Refuse(&v, ReturnCode::kUnsupportedOp);
+  const uint8_t need = ext.opcode == AtomicOpcode::kRead
+                           ? static_cast<uint8_t>(kRemoteRead)
+                           : static_cast<uint8_t>(fetch ? (kRemoteRead | kRemoteWrite)
+                                                        : kRemoteWrite);
+  const AccessResult a = memory_.Check(v.key_or_tag, v.buffer_offset, len, need,
+                                       v.common.job_id);
+  ReturnCode rc = a.rc;
+  if (rc == ReturnCode::kOk && v.common.flags.initiator_error) rc = ReturnCode::kInitiatorErr;
+  if (rc != ReturnCode::kOk) return Refuse(&v, rc);
+  std::vector<std::byte> old(fetch ? len : 0);
+  rc = ExecuteAtomic(ext.opcode, ext.datatype, AtomicOperands{.operand = operand, .compare = compare},
+                     a.bytes, old);
+  if (rc != ReturnCode::kOk) return Refuse(&v, rc);
+  if (fetch) ServeData(rx, v, {}, std::move(old));
+  return {};
+}
+
+}  // namespace uet::ses
