@@ -41,7 +41,9 @@ pds::SesResponse Endpoint::Refuse(const RequestView* v, ReturnCode rc) {
 }
 
 ReturnCode Endpoint::CheckAddressing(const RequestView& v) const {
-  if (!config_.jobs.empty() &&
+  // Relative addressing: the JobID scopes the PIDonFEP, so it must be one of
+  // ours. Absolute: the JobID only authorizes per buffer (MemoryTable::Check).
+  if (v.common.flags.relative_addressing && !config_.jobs.empty() &&
       std::find(config_.jobs.begin(), config_.jobs.end(), v.common.job_id) == config_.jobs.end()) {
     return ReturnCode::kBadJobId;
   }
