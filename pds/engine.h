@@ -334,6 +334,11 @@ class Engine {
   void SendClear(TimePoint now, Pdc& pdc);
   void StartClose(TimePoint now, Pdc& pdc);
   void OnCloseReceived(TimePoint now, Pdc& pdc, Psn psn);
+  // When a target gives up on stored responses nobody clears (the oldest has
+  // waited ExpireAfter()); TimePoint::Max() if nothing is stored.
+  TimePoint StoredExpiry(const Pdc& pdc) const;
+  // Removes a target PDC whose initiator is gone; reverse requests fail.
+  void ExpireTarget(Pdc& pdc, const Failure& failure);
   // When the target should send CLEAR_REQ; TimePoint::Max() if nothing is stored.
   TimePoint ClearRequestDue(const Pdc& pdc) const;
   // The PDC's sender half goes away: every request on it fails with `failure`.

@@ -32,7 +32,10 @@ void Engine::HandleControl(TimePoint now, const IpAddress& from, const ControlPa
   if (found == nullptr || found->peer != from ||
       (found->established && found->remote != cp.spdcid)) {
     Drop(DropReason::kAckUnknownPdc);
-    if (cp.ctl_type == ControlType::kClose || cp.ctl_type == ControlType::kAckReq) {
+    // A CLEAR_REQ too: its target holds responses for a PDC we no longer
+    // have, and only this NACK lets it drop them before its expiry.
+    if (cp.ctl_type == ControlType::kClose || cp.ctl_type == ControlType::kAckReq ||
+        cp.ctl_type == ControlType::kClearReq) {
       SendNack(nullptr, from, NackCode::kInvDpdcid, cp.psn, kNoPdc, cp.spdcid);
     }
     return;
@@ -133,6 +136,17 @@ TimePoint Engine::ClearRequestDue(const Pdc& pdc) const {
          config_.clear_request_after;
 }
 
+TimePoint Engine::StoredExpiry(const Pdc& pdc) const {
+  if (!pdc.rx || pdc.rx->stored.empty()) return TimePoint::Max();
+  return pdc.rx->stored.begin()->second.stored_at + ExpireAfter();
+}
+
+void Engine::ExpireTarget(Pdc& pdc, const Failure& failure) {
+  if (pdc.tx) FailSender(pdc, failure);
+  ++counters_.pdcs_expired;
+  RemovePdc(pdc.local);
+}
+
 Duration Engine::ExpireAfter() const {
   const Duration retry_budget = config_.rto.max_rto * int64_t{config_.retry_limit + 1};
   return std::max(config_.idle_close, retry_budget);
@@ -144,7 +158,7 @@ TimePoint Engine::PdcDeadline(const Pdc& pdc) const {
     case PdcState::kClosing: return TimePoint::Max();  // the RTO drives the CLOSE
     case PdcState::kOpen: break;
   }
-  TimePoint next = ClearRequestDue(pdc);
+  TimePoint next = std::min(ClearRequestDue(pdc), StoredExpiry(pdc));
   if (pdc.rx && pdc.rx->infer_loss_at) next = std::min(next, *pdc.rx->infer_loss_at);
   if (config_.idle_close.count() == 0 || !pdc.Idle()) return next;
   if (pdc.close_requested_at) return std::min(next, *pdc.close_requested_at + ExpireAfter());
@@ -161,6 +175,11 @@ bool Engine::PdcTimers(TimePoint now, Pdc& pdc) {
   if (pdc.state != PdcState::kOpen) return true;
   if (pdc.rx && pdc.rx->infer_loss_at && now >= *pdc.rx->infer_loss_at) {
     InferRodLoss(now, pdc, 1);
+  }
+  if (now >= StoredExpiry(pdc)) {
+    // CLEAR_REQs unanswered for the whole expiry time: the initiator is gone.
+    ExpireTarget(pdc, Failure{pdc.peer, pdc.local, FailureReason::kClosed, 0});
+    return false;
   }
   if (now >= ClearRequestDue(pdc)) {
     const Psn first = pdc.rx->stored.begin()->first;

@@ -271,6 +271,14 @@ void Engine::FastRetransmit(TimePoint now, Pdc& pdc) {
 
 void Engine::HandleNack(TimePoint now, const IpAddress& from, const Nack& nack) {
   Pdc* found = FindPdcMutable(nack.dpdcid);
+  if (found != nullptr && found->peer == from && !found->is_initiator() && found->rx &&
+      nack.nack_code == NackCode::kInvDpdcid && found->rx->stored.contains(nack.nack_psn)) {
+    // The answer to our CLEAR_REQ: the initiator no longer has this PDC, so
+    // nobody will clear its stored responses or use it again.
+    ExpireTarget(*found, Failure{found->peer, found->local, FailureReason::kPeerNack,
+                                 static_cast<uint8_t>(nack.nack_code)});
+    return;
+  }
   if (found == nullptr || !found->tx || found->peer != from) {
     Drop(DropReason::kAckUnknownPdc);
     return;
