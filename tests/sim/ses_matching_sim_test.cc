@@ -21,6 +21,7 @@
 #include "tests/sim/point_to_point.h"
 #include "tests/sim/ses_host.h"
 #include "tests/sim/sim_test_util.h"
+#include "tests/sim/ses_test_util.h"
 #include "tests/sim/star_switch.h"
 
 namespace uet::sim {
@@ -28,86 +29,6 @@ namespace {
 
 using ses::CompletionStatus;
 using ses::OpKind;
-
-constexpr size_t kPayload = ses::EndpointConfig::kDefaultPayloadBytes;
-constexpr std::byte kGuard{0xEE};
-constexpr size_t kGuardBytes = 16;
-
-// ---- helpers ----
-
-ses::PostedRecv Recv(std::span<std::byte> buffer, uint64_t context, uint64_t tag = 0,
-                     uint64_t ignore = 0, std::optional<ses::Source> from = std::nullopt) {
-  return ses::PostedRecv{.buffer = buffer,
-                         .tag = tag,
-                         .ignore = ignore,
-                         .from = from,
-                         .multi_recv = false,
-                         .min_free = 0,
-                         .context = context};
-}
-
-ses::PostedRecv MultiRecv(std::span<std::byte> buffer, size_t min_free, uint64_t context) {
-  return ses::PostedRecv{.buffer = buffer,
-                         .tag = 0,
-                         .ignore = 0,
-                         .from = std::nullopt,
-                         .multi_recv = true,
-                         .min_free = min_free,
-                         .context = context};
-}
-
-// A send of `data` to `to`, carrying `index` as CQ data.
-ses::SendOp SendOf(const SesHost& to, std::span<const std::byte> data, uint64_t context,
-                   std::optional<uint64_t> tag, uint64_t index) {
-  return ses::SendOp{.peer = to.peer(),
-                     .data = data,
-                     .tagged = tag.has_value(),
-                     .tag = tag.value_or(0),
-                     .cq_data = index,
-                     .delivery_complete = false,
-                     .context = context};
-}
-
-ses::Source SourceOf(const SesHost& h) {
-  return ses::Source{.addr = h.address(), .initiator = h.address().v4()};
-}
-
-// A buffer of `n` bytes followed by kGuardBytes guard bytes, all kGuard.
-std::vector<std::byte> GuardedBuffer(size_t n) {
-  return std::vector<std::byte>(n + kGuardBytes, kGuard);
-}
-
-::testing::AssertionResult SameBytes(std::span<const std::byte> got,
-                                     std::span<const std::byte> want) {
-  if (got.size() != want.size()) {
-    return ::testing::AssertionFailure() << "size " << got.size() << " != " << want.size();
-  }
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (got[i] != want[i]) {
-      return ::testing::AssertionFailure()
-             << "byte " << i << " of " << got.size() << " differs: "
-             << static_cast<int>(got[i]) << " != " << static_cast<int>(want[i]);
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
-::testing::AssertionResult AllGuard(std::span<const std::byte> bytes) {
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    if (bytes[i] != kGuard) {
-      return ::testing::AssertionFailure() << "guard byte " << i << " overwritten";
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
-void RunIdle(EventLoop& loop) {
-  EXPECT_EQ(loop.RunUntilIdle(std::chrono::seconds(60)), RunResult::kIdle);
-}
-
-void RunFor(EventLoop& loop, Duration d) {
-  EXPECT_EQ(loop.RunUntil(loop.Now() + d), RunResult::kReachedTime);
-}
 
 // Runs in steps of 5 µs until `done` or `limit` of virtual time has passed.
 bool RunUntil(EventLoop& loop, const std::function<bool()>& done,
@@ -129,22 +50,6 @@ std::vector<ses::Completion> CompletionsOf(const SesHost& h, uint64_t context) {
   return out;
 }
 
-struct TwoHosts {
-  TwoHosts(const SimSeed& seed, const ses::EndpointConfig& config,
-           std::optional<ImpairmentProfile> impair = std::nullopt)
-      : a(Ip(1), seed.Derive("a"), config),
-        b(Ip(2), seed.Derive("b"), config),
-        net(loop, a, b, LinkConfig{}) {
-    if (impair) {
-      ImpairLink(net.a_to_b(), seed, "a->b", *impair);
-      ImpairLink(net.b_to_a(), seed, "b->a", *impair);
-    }
-  }
-  EventLoop loop;
-  SesHost a;
-  SesHost b;
-  PointToPoint net;
-};
 
 class SesMatching : public SimTest {
  protected:
@@ -158,7 +63,7 @@ class SesMatching : public SimTest {
     ASSERT_TRUE(h.a.ok() && h.b.ok());
     const size_t kN = n;
     constexpr uint64_t kTag = 0x00C0'FFEE'0000'0001;
-    constexpr size_t kMax = 3 * kPayload;
+    constexpr size_t kMax = 3 * kSesPayload;
     SeededRandom sizes(seed_.Derive("sizes"));
     std::vector<std::vector<std::byte>> msgs;
     for (size_t i = 0; i < kN; ++i) {
@@ -311,16 +216,16 @@ TEST_F(SesMatching, UnexpectedMessagesMatchOldestFirstWhenReceivesComeLater) {
     size_t size;
     bool tagged;
   };
-  const std::vector<M> plan = {{0, false},           {1, false},           {kPayload, true},
+  const std::vector<M> plan = {{0, false},           {1, false},           {kSesPayload, true},
                                {5000, false},        {100'000, false},     {7, true},
-                               {kPayload + 1, false}, {70'000, true},      {3, false}};
+                               {kSesPayload + 1, false}, {70'000, true},      {3, false}};
   std::vector<std::vector<std::byte>> msgs;
   size_t stored_bytes = 0;
   for (size_t i = 0; i < plan.size(); ++i) {
     msgs.push_back(PatternBytes(plan[i].size, seed_.Derive("msg", i)));
     stored_bytes += std::min(plan[i].size,
                              plan[i].size > ses::EndpointConfig::kDefaultRendezvousThreshold
-                                 ? kPayload
+                                 ? kSesPayload
                                  : plan[i].size);
     ASSERT_TRUE(h.a.Send(SendOf(h.b, msgs[i], 100 + i,
                                 plan[i].tagged ? std::optional<uint64_t>(kTag) : std::nullopt,
@@ -399,7 +304,7 @@ TEST_F(SesMatching, DirectedReceiveTakesOnlyFromTheNamedSource) {
   }
   constexpr uint64_t kTag = 0x7;
   const auto from_a = PatternBytes(300, seed_.Derive("from a"));
-  const auto from_c = PatternBytes(2 * kPayload + 5, seed_.Derive("from c"));
+  const auto from_c = PatternBytes(2 * kSesPayload + 5, seed_.Derive("from c"));
   constexpr size_t kBuf = 4096;
   std::vector<std::vector<std::byte>> bufs(8, GuardedBuffer(kBuf));
   const auto buf = [&](size_t i) { return std::span(bufs[i]).first(kBuf); };
@@ -595,10 +500,10 @@ TEST_F(SesMatching, TruncatedReceiveFillsOnlyItsBuffer) {
     bool tagged;
   };
   const std::vector<Case> cases = {
-      {1000, 3 * kPayload, false},  // eager, 3 packets
+      {1000, 3 * kSesPayload, false},  // eager, 3 packets
       {70'000, 200'000, true},      // rendezvous: the read is cut too
       {0, 10, false},               // nothing fits
-      {kPayload, kPayload + 1, true},
+      {kSesPayload, kSesPayload + 1, true},
       {5000, 5000, false},          // fits: ok
   };
   std::vector<std::vector<std::byte>> bufs, msgs;

@@ -24,6 +24,7 @@
 #include "tests/sim/point_to_point.h"
 #include "tests/sim/ses_host.h"
 #include "tests/sim/sim_test_util.h"
+#include "tests/sim/ses_test_util.h"
 #include "uet/bytes.h"
 
 namespace uet::sim {
@@ -32,105 +33,6 @@ namespace {
 using ses::CompletionStatus;
 using ses::OpKind;
 using ses::ReturnCode;
-
-constexpr size_t kPayload = ses::EndpointConfig::kDefaultPayloadBytes;
-constexpr std::byte kGuard{0xEE};
-constexpr size_t kGuardBytes = 16;
-
-// ---- helpers ----
-
-ses::PostedRecv Recv(std::span<std::byte> buffer, uint64_t context, uint64_t tag = 0) {
-  return ses::PostedRecv{.buffer = buffer,
-                         .tag = tag,
-                         .ignore = 0,
-                         .from = std::nullopt,
-                         .multi_recv = false,
-                         .min_free = 0,
-                         .context = context};
-}
-
-ses::PostedRecv MultiRecv(std::span<std::byte> buffer, size_t min_free, uint64_t context) {
-  return ses::PostedRecv{.buffer = buffer,
-                         .tag = 0,
-                         .ignore = 0,
-                         .from = std::nullopt,
-                         .multi_recv = true,
-                         .min_free = min_free,
-                         .context = context};
-}
-
-// A send of `data` to `peer`, carrying `index` as CQ data.
-ses::SendOp SendOf(const ses::Peer& peer, std::span<const std::byte> data, uint64_t context,
-                   std::optional<uint64_t> tag, uint64_t index) {
-  return ses::SendOp{.peer = peer,
-                     .data = data,
-                     .tagged = tag.has_value(),
-                     .tag = tag.value_or(0),
-                     .cq_data = index,
-                     .delivery_complete = false,
-                     .context = context};
-}
-
-std::vector<std::byte> GuardedBuffer(size_t n) {
-  return std::vector<std::byte>(n + kGuardBytes, kGuard);
-}
-
-::testing::AssertionResult SameBytes(std::span<const std::byte> got,
-                                     std::span<const std::byte> want) {
-  if (got.size() != want.size()) {
-    return ::testing::AssertionFailure() << "size " << got.size() << " != " << want.size();
-  }
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (got[i] != want[i]) {
-      return ::testing::AssertionFailure()
-             << "byte " << i << " of " << got.size() << " differs: "
-             << static_cast<int>(got[i]) << " != " << static_cast<int>(want[i]);
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
-::testing::AssertionResult AllGuard(std::span<const std::byte> bytes) {
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    if (bytes[i] != kGuard) {
-      return ::testing::AssertionFailure() << "guard byte " << i << " overwritten";
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
-void RunIdle(EventLoop& loop) {
-  EXPECT_EQ(loop.RunUntilIdle(std::chrono::seconds(120)), RunResult::kIdle);
-}
-
-void RunFor(EventLoop& loop, Duration d) {
-  EXPECT_EQ(loop.RunUntil(loop.Now() + d), RunResult::kReachedTime);
-}
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-struct TwoHosts {
-  TwoHosts(const SimSeed& seed, const ses::EndpointConfig& config_a,
-           const ses::EndpointConfig& config_b,
-           std::optional<ImpairmentProfile> impair = std::nullopt)
-      : a(Ip(1), seed.Derive("a"), config_a),
-        b(Ip(2), seed.Derive("b"), config_b),
-        net(loop, a, b, LinkConfig{}) {
-    if (impair) {
-      ImpairLink(net.a_to_b(), seed, "a->b", *impair);
-      ImpairLink(net.b_to_a(), seed, "b->a", *impair);
-    }
-  }
-  TwoHosts(const SimSeed& seed, const ses::EndpointConfig& config,
-           std::optional<ImpairmentProfile> impair = std::nullopt)
-      : TwoHosts(seed, config, config, impair) {}
-  EventLoop loop;
-  SesHost a;
-  SesHost b;
-  PointToPoint net;
-};
 
 class SesResource : public SimTest {};
 
@@ -158,7 +60,7 @@ TEST_F(SesResource, UnexpectedStoreStaysBoundedAndLosesNothing) {
   std::vector<std::vector<std::byte>> msgs;
   size_t total = 0;
   for (size_t i = 0; i < kN; ++i) {
-    const size_t n = i < kEager ? 1 + sizes.Next64() % (7 * kPayload) : 100'000 + i;
+    const size_t n = i < kEager ? 1 + sizes.Next64() % (7 * kSesPayload) : 100'000 + i;
     msgs.push_back(PatternBytes(n, seed_.Derive("msg", i)));
     total += n;
   }
@@ -189,7 +91,7 @@ TEST_F(SesResource, UnexpectedStoreStaysBoundedAndLosesNothing) {
   RunFor(h.loop, std::chrono::milliseconds(1));
   EXPECT_GT(h.b.endpoint().counters().unexpected_refused, 0u) << "the store never filled";
   // It filled up to one of its bounds (a message of up to 7 packets did not fit).
-  EXPECT_TRUE(max_messages == kStoreMessages || max_bytes + 7 * kPayload > kStoreBytes)
+  EXPECT_TRUE(max_messages == kStoreMessages || max_bytes + 7 * kSesPayload > kStoreBytes)
       << "store peak " << max_bytes << " B, " << max_messages << " messages";
   EXPECT_TRUE(h.b.completions.empty());
 
@@ -427,7 +329,7 @@ TEST_F(SesResource, BadAddressingIsRefusedWithTheTargetsCode) {
        "RC_BAD_INDEX"},
       {"job", std::nullopt, std::nullopt, JobId(43), ReturnCode::kBadJobId, "RC_BAD_JOB_ID"},
   };
-  const std::vector<size_t> sizes = {100, 3 * kPayload, 200'000};
+  const std::vector<size_t> sizes = {100, 3 * kSesPayload, 200'000};
   for (const Case& k : cases) {
     SCOPED_TRACE(k.name);
     ses::EndpointConfig config_a = SesTestConfig();
@@ -498,7 +400,7 @@ TEST_F(SesResource, PeerGoneEndsSendsWithTransportError) {
   TwoHosts h(seed_, SesTestConfig());
   ASSERT_TRUE(h.a.ok() && h.b.ok());
   h.net.a_to_b().AddImpairment<RandomDrop>(1.0, seed_.Derive("drop"));
-  const std::vector<size_t> sizes = {10, 4 * kPayload, 300'000};
+  const std::vector<size_t> sizes = {10, 4 * kSesPayload, 300'000};
   std::vector<std::vector<std::byte>> msgs;
   for (size_t i = 0; i < sizes.size(); ++i) {
     msgs.push_back(PatternBytes(sizes[i], seed_.Derive("msg", i)));

@@ -1,0 +1,135 @@
+// Helpers shared by the SES simulator tests (tests/sim/ses_*_sim_test.cc):
+// receive and send descriptors, guarded buffers, byte comparisons, and a
+// two-host network.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ses/endpoint.h"
+#include "tests/sim/engine_host.h"
+#include "tests/sim/point_to_point.h"
+#include "tests/sim/ses_host.h"
+#include "tests/sim/sim_test_util.h"
+
+namespace uet::sim {
+
+inline constexpr size_t kSesPayload = ses::EndpointConfig::kDefaultPayloadBytes;
+inline constexpr std::byte kGuard{0xEE};
+inline constexpr size_t kGuardBytes = 16;
+
+inline ses::PostedRecv Recv(std::span<std::byte> buffer, uint64_t context, uint64_t tag = 0,
+                            uint64_t ignore = 0,
+                            std::optional<ses::Source> from = std::nullopt) {
+  return ses::PostedRecv{.buffer = buffer,
+                         .tag = tag,
+                         .ignore = ignore,
+                         .from = from,
+                         .multi_recv = false,
+                         .min_free = 0,
+                         .context = context};
+}
+
+inline ses::PostedRecv MultiRecv(std::span<std::byte> buffer, size_t min_free,
+                                 uint64_t context) {
+  return ses::PostedRecv{.buffer = buffer,
+                         .tag = 0,
+                         .ignore = 0,
+                         .from = std::nullopt,
+                         .multi_recv = true,
+                         .min_free = min_free,
+                         .context = context};
+}
+
+// A send of `data` to `peer`, carrying `index` as CQ data.
+inline ses::SendOp SendOf(const ses::Peer& peer, std::span<const std::byte> data,
+                          uint64_t context, std::optional<uint64_t> tag, uint64_t index) {
+  return ses::SendOp{.peer = peer,
+                     .data = data,
+                     .tagged = tag.has_value(),
+                     .tag = tag.value_or(0),
+                     .cq_data = index,
+                     .delivery_complete = false,
+                     .context = context};
+}
+inline ses::SendOp SendOf(const SesHost& to, std::span<const std::byte> data, uint64_t context,
+                          std::optional<uint64_t> tag, uint64_t index) {
+  return SendOf(to.peer(), data, context, tag, index);
+}
+
+// How a receive names `h` as its source (SesHost's initiator ID is its IPv4).
+inline ses::Source SourceOf(const SesHost& h) {
+  return ses::Source{.addr = h.address(), .initiator = h.address().v4()};
+}
+
+// A buffer of `n` bytes followed by kGuardBytes guard bytes, all kGuard.
+inline std::vector<std::byte> GuardedBuffer(size_t n) {
+  return std::vector<std::byte>(n + kGuardBytes, kGuard);
+}
+
+inline ::testing::AssertionResult SameBytes(std::span<const std::byte> got,
+                                            std::span<const std::byte> want) {
+  if (got.size() != want.size()) {
+    return ::testing::AssertionFailure() << "size " << got.size() << " != " << want.size();
+  }
+  const auto diff = std::mismatch(got.begin(), got.end(), want.begin());
+  if (diff.first != got.end()) {
+    return ::testing::AssertionFailure()
+           << "byte " << (diff.first - got.begin()) << " of " << got.size() << " differs: "
+           << static_cast<int>(*diff.first) << " != " << static_cast<int>(*diff.second);
+  }
+  return ::testing::AssertionSuccess();
+}
+
+inline ::testing::AssertionResult AllGuard(std::span<const std::byte> bytes) {
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (bytes[i] != kGuard) {
+      return ::testing::AssertionFailure() << "guard byte " << i << " overwritten";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+inline void RunIdle(EventLoop& loop) {
+  EXPECT_EQ(loop.RunUntilIdle(std::chrono::seconds(120)), RunResult::kIdle);
+}
+
+inline void RunFor(EventLoop& loop, Duration d) {
+  EXPECT_EQ(loop.RunUntil(loop.Now() + d), RunResult::kReachedTime);
+}
+
+inline bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Two SES hosts on one point-to-point link, optionally impaired both ways.
+struct TwoHosts {
+  TwoHosts(const SimSeed& seed, const ses::EndpointConfig& config_a,
+           const ses::EndpointConfig& config_b,
+           std::optional<ImpairmentProfile> impair = std::nullopt)
+      : a(Ip(1), seed.Derive("a"), config_a),
+        b(Ip(2), seed.Derive("b"), config_b),
+        net(loop, a, b, LinkConfig{}) {
+    if (impair) {
+      ImpairLink(net.a_to_b(), seed, "a->b", *impair);
+      ImpairLink(net.b_to_a(), seed, "b->a", *impair);
+    }
+  }
+  TwoHosts(const SimSeed& seed, const ses::EndpointConfig& config,
+           std::optional<ImpairmentProfile> impair = std::nullopt)
+      : TwoHosts(seed, config, config, impair) {}
+  EventLoop loop;
+  SesHost a;
+  SesHost b;
+  PointToPoint net;
+};
+
+}  // namespace uet::sim
