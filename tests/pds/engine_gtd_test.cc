@@ -262,5 +262,259 @@ TEST_F(GtdTest, ClearRequestAfterTheResponseWaitedAndDuplicateAnsweredFromTheSto
   EXPECT_TRUE(del_a_.failed.empty());
 }
 
+
+// ---- a target whose initiator is gone: CLEAR_REQ answered INV_DPDCID, and
+// stored responses nobody clears expire the PDC (pds/engine_control.cc) ----
+
+class GtdExpiryTest : public GtdTest {
+ protected:
+  // A loses all state (a restart): a fresh engine at the same address.
+  void RestartA(const EngineConfig& config) {
+    EngineConfig ca = config;
+    ca.local = kA;
+    auto ea = Engine::Create(ca, rand_a_, sink_a_, del_a_);
+    ASSERT_TRUE(ea.ok()) << ea.error().ToString();
+    a_ = std::move(*ea);
+  }
+  // After Establish: A's request token 2 reaches B, SES keeps a guaranteed
+  // response, and the ACK carrying it is lost. Returns the response's PSN.
+  Psn StoreResponseWhoseAckIsLost() {
+    del_b_.respond = AlwaysGuaranteed;
+    Status st = Submit(A(), Req(2));
+    EXPECT_TRUE(st.ok()) << st.error().ToString();
+    Sent req = TakeOneA();
+    EXPECT_NE(req.request(), nullptr);
+    if (req.request() == nullptr) return Psn(0);
+    Deliver(req);
+    EXPECT_EQ(B().gtd_stored(), 1u);
+    Sent lost = TakeOneB();
+    EXPECT_NE(lost.ack(), nullptr);
+    return req.request()->psn;
+  }
+  static Nack InvDpdcid(Psn psn, PdcId dpdcid, NackCode code = NackCode::kInvDpdcid) {
+    Nack n;
+    n.nack_code = code;
+    n.nack_psn = psn;
+    n.spdcid = kNoPdc;
+    n.dpdcid = dpdcid;
+    return n;
+  }
+};
+
+TEST_F(GtdExpiryTest, ClearReqForAPdcTheInitiatorDoesNotHaveIsAnsweredInvDpdcid) {
+  EngineConfig c = Config();
+  c.clear_request_after = milliseconds(1);
+  Build(c);
+  const Established e = Establish();
+  const Psn stored = StoreResponseWhoseAckIsLost();
+
+  // A CLEAR_REQ naming A's live PDC but from another host: that host has no
+  // PDC with A, and is told so; A's PDC is not touched (no CLEAR goes out).
+  ControlPacket stray = ControlTo(e, ControlType::kClearReq, Psn(0x1234), 0x1234,
+                                  /*from_target=*/true);
+  stray.spdcid = PdcId(0x0777);
+  const uint64_t unknown_before = DropCount(A(), DropReason::kAckUnknownPdc);
+  Inject(A(), kC, stray);
+  Sent to_c = TakeOneA();
+  EXPECT_EQ(to_c.to, kC);
+  ASSERT_NE(to_c.nack(), nullptr);
+  EXPECT_EQ(to_c.nack()->nack_code, NackCode::kInvDpdcid);
+  EXPECT_EQ(to_c.nack()->nack_psn, Psn(0x1234));
+  EXPECT_EQ(to_c.nack()->dpdcid, PdcId(0x0777));
+  EXPECT_EQ(DropCount(A(), DropReason::kAckUnknownPdc), unknown_before + 1);
+  EXPECT_EQ(A().TotalPdcCounters().clears_sent, 0u);
+  ASSERT_NE(A().FindPdc(e.ia), nullptr);
+
+  // A restarts: B's CLEAR_REQ for the stored response finds no PDC at A.
+  RestartA(c);
+  now_ = now_ + milliseconds(1);
+  B().OnTimer(now_);
+  Sent clear_req = TakeOneB();
+  ASSERT_TRUE(clear_req.IsControl(ControlType::kClearReq));
+  EXPECT_EQ(clear_req.control()->psn, stored);
+  EXPECT_EQ(clear_req.control()->spdcid, e.tb);
+  EXPECT_EQ(clear_req.control()->dpdcid, e.ia);
+  Deliver(clear_req);
+  Sent nack = TakeOneA();
+  EXPECT_EQ(nack.to, kB);
+  ASSERT_NE(nack.nack(), nullptr) << "a CLEAR_REQ for an unknown PDC is answered";
+  EXPECT_EQ(nack.nack()->nack_code, NackCode::kInvDpdcid);
+  EXPECT_EQ(nack.nack()->nack_psn, clear_req.control()->psn);
+  EXPECT_EQ(nack.nack()->dpdcid, clear_req.control()->spdcid);
+  EXPECT_EQ(DropCount(A(), DropReason::kAckUnknownPdc), 1u);
+  EXPECT_EQ(A().pdc_count(), 0u) << "answering opens nothing";
+}
+
+TEST_F(GtdExpiryTest, InvDpdcidAnsweringAClearReqRemovesTheTargetPdcAndFailsItsReverseRequests) {
+  EngineConfig c = Config();
+  c.clear_request_after = milliseconds(1);
+  Build(c);
+  const Established e = Establish();
+  const Psn stored = StoreResponseWhoseAckIsLost();
+  // Two reverse requests on the target PDC, lost on the way to A.
+  SubmitRequest r = Req(100, kA);
+  r.reverse_of = e.tb;
+  SubmitOk(B(), r);
+  r.token = 101;
+  SubmitOk(B(), r);
+  EXPECT_EQ(TakeB().size(), 2u);
+  ASSERT_EQ(B().pdc_count(), 1u);
+
+  RestartA(c);
+  now_ = now_ + milliseconds(1);
+  B().OnTimer(now_);
+  std::optional<Sent> clear_req;
+  for (const Sent& s : TakeB()) {  // reverse retransmissions may come along: lost
+    if (s.IsControl(ControlType::kClearReq)) clear_req = s;
+  }
+  ASSERT_TRUE(clear_req.has_value());
+  EXPECT_EQ(clear_req->control()->psn, stored);
+  Deliver(*clear_req);
+  Sent nack = TakeOneA();
+  ASSERT_NE(nack.nack(), nullptr);
+  ASSERT_EQ(nack.nack()->nack_code, NackCode::kInvDpdcid);
+  EXPECT_TRUE(del_b_.failed.empty());
+
+  Deliver(nack);
+  EXPECT_EQ(B().pdc_count(), 0u) << "removed at once, not at the expiry time";
+  EXPECT_EQ(B().FindPdc(e.tb), nullptr);
+  EXPECT_EQ(B().counters().pdcs_expired, 1u);
+  EXPECT_EQ(B().gtd_stored(), 0u);
+  EXPECT_EQ(Sorted(del_b_.FailedTokens()), (std::vector<uint64_t>{100, 101}));
+  for (const FailedSend& f : del_b_.failed) {
+    EXPECT_EQ(f.failure.reason, FailureReason::kPeerNack);
+    EXPECT_EQ(f.failure.last_nack_code, static_cast<uint8_t>(NackCode::kInvDpdcid));
+    EXPECT_EQ(f.failure.pdc, e.tb);
+    EXPECT_EQ(f.failure.peer, kA);
+  }
+  EXPECT_EQ(B().NextDeadline(), TimePoint::Max());
+  now_ = now_ + seconds(1);
+  B().OnTimer(now_);
+  EXPECT_TRUE(TakeB().empty()) << "no CLEAR_REQ, no retransmission after the PDC is gone";
+
+  // The restarted initiator opens a new PDC and B takes it.
+  del_b_.respond = nullptr;
+  SubmitOk(A(), Req(3));
+  Settle();
+  EXPECT_EQ(del_a_.CompletedTokens().back(), 3u);
+  EXPECT_EQ(del_b_.RequestTokens(), (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_EQ(B().pdc_count(), 1u);
+}
+
+TEST_F(GtdExpiryTest, InvDpdcidNotNamingAStoredPsnOrFromAnotherHostChangesNothing) {
+  Build(Config());  // no CLEAR_REQ: the NACKs below arrive unasked
+  const Established e = Establish();
+  const Psn stored = StoreResponseWhoseAckIsLost();
+  ASSERT_EQ(B().pdc_count(), 1u);
+
+  struct Case {
+    const char* what;
+    IpAddress from;
+    Nack nack;
+  };
+  const Case cases[] = {
+      {"a PSN that went up but whose response was not kept", kA, InvDpdcid(e.start, e.tb)},
+      {"a PSN not received yet", kA, InvDpdcid(stored + 1, e.tb)},
+      {"a PSN far below the window", kA, InvDpdcid(stored - 1000, e.tb)},
+      {"the stored PSN, from another host", kC, InvDpdcid(stored, e.tb)},
+      {"the stored PSN, for another PDC ID", kA,
+       InvDpdcid(stored, PdcId(static_cast<uint16_t>(e.tb.value() + 1)))},
+      {"the stored PSN, another NACK code", kA,
+       InvDpdcid(stored, e.tb, NackCode::kPktNotRcvd)},
+      {"the stored PSN, NACK CLOSING", kA, InvDpdcid(stored, e.tb, NackCode::kClosing)},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    Inject(B(), c.from, c.nack);
+    EXPECT_EQ(B().pdc_count(), 1u);
+    EXPECT_NE(B().FindPdc(e.tb), nullptr);
+    EXPECT_EQ(B().gtd_stored(), 1u);
+    EXPECT_EQ(B().counters().pdcs_expired, 0u);
+    EXPECT_TRUE(del_b_.failed.empty());
+    EXPECT_TRUE(TakeB().empty());
+  }
+
+  // The genuine answer still works: the cases above were refused for their
+  // one difference, not because the NACK was malformed.
+  Inject(B(), kA, InvDpdcid(stored, e.tb));
+  EXPECT_EQ(B().pdc_count(), 0u);
+  EXPECT_EQ(B().gtd_stored(), 0u);
+  EXPECT_EQ(B().counters().pdcs_expired, 1u);
+}
+
+struct ExpiryCase {
+  const char* name;
+  Duration idle_close;
+  Duration max_rto;
+  uint32_t retry_limit;
+  Duration clear_request_after;
+  Duration expire_after;  // max(idle_close, (retry_limit + 1) x max_rto)
+  int clear_reqs;         // CLEAR_REQs every clear_request_after before that
+};
+
+class GtdStoredExpiryTest : public GtdExpiryTest,
+                            public ::testing::WithParamInterface<ExpiryCase> {};
+
+// Nobody answers B's CLEAR_REQs (the initiator is gone and says nothing): the
+// PDC goes when the oldest stored response has waited the expiry time, and
+// NextDeadline() names that time even when the next CLEAR_REQ would be later.
+TEST_P(GtdStoredExpiryTest, StoredResponseNobodyClearsExpiresThePdcAtTheExpiryTime) {
+  const ExpiryCase& p = GetParam();
+  EngineConfig cb = Config();
+  cb.idle_close = p.idle_close;
+  cb.rto.max_rto = p.max_rto;
+  cb.retry_limit = p.retry_limit;
+  cb.clear_request_after = p.clear_request_after;
+  Build(Config(), cb);
+  const Established e = Establish();
+  const Psn stored = StoreResponseWhoseAckIsLost();
+  const TimePoint expiry = now_ + p.expire_after;
+
+  int clear_reqs = 0;
+  for (int i = 0; i < 1000 && B().pdc_count() > 0; ++i) {
+    const TimePoint t = B().NextDeadline();
+    ASSERT_NE(t, TimePoint::Max()) << "a stored response always has a deadline";
+    ASSERT_LE(t, expiry) << "the expiry time is announced, not overrun";
+    if (t == expiry) {
+      B().OnTimer(t - Duration(1));
+      EXPECT_EQ(B().pdc_count(), 1u) << "not before its time";
+      EXPECT_TRUE(TakeB().empty());
+    }
+    now_ = std::max(now_, t);
+    B().OnTimer(now_);
+    for (const Sent& s : TakeB()) {  // all lost
+      ASSERT_TRUE(s.IsControl(ControlType::kClearReq));
+      EXPECT_EQ(s.control()->psn, stored);
+      EXPECT_EQ(s.control()->dpdcid, e.ia);
+      EXPECT_LT(now_, expiry);
+      ++clear_reqs;
+    }
+  }
+  EXPECT_EQ(now_, expiry);
+  EXPECT_EQ(B().pdc_count(), 0u);
+  EXPECT_EQ(B().counters().pdcs_expired, 1u);
+  EXPECT_EQ(B().gtd_stored(), 0u);
+  EXPECT_EQ(clear_reqs, p.clear_reqs);
+  EXPECT_EQ(B().NextDeadline(), TimePoint::Max());
+  now_ = now_ + seconds(10);
+  B().OnTimer(now_);
+  EXPECT_TRUE(TakeB().empty()) << "the CLEAR_REQs stop";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Gtd, GtdStoredExpiryTest,
+    ::testing::Values(
+        // retry budget 3 x 2 ms; CLEAR_REQ at +4 ms, the next would be +8 ms
+        ExpiryCase{"RetryBudget", Duration::zero(), milliseconds(2), 2, milliseconds(4),
+                   milliseconds(6), 1},
+        // retry budget 5 x 3 ms; CLEAR_REQs at +4, +8, +12 ms, next +16 ms
+        ExpiryCase{"LongerRetryBudget", Duration::zero(), milliseconds(3), 4, milliseconds(4),
+                   milliseconds(15), 3},
+        // idle_close 20 ms is longer than the retry budget 3 x 2 ms;
+        // CLEAR_REQs at +3 .. +18 ms, next +21 ms
+        ExpiryCase{"IdleClose", milliseconds(20), milliseconds(2), 2, milliseconds(3),
+                   milliseconds(20), 6}),
+    [](const ::testing::TestParamInfo<ExpiryCase>& info) { return std::string(info.param.name); });
+
 }  // namespace
 }  // namespace uet::pds::engine_test

@@ -2,7 +2,8 @@
 // datatype (the supported pairs executed at the target exactly as
 // ExecuteAtomic computes them locally, target bytes and fetched bytes; the
 // unsupported pairs refused by the initiator API), the API's length checks,
-// and exactly-once execution under loss from two initiators at once.
+// exactly-once execution under loss from two initiators at once, and the
+// target's own refusals of what only a raw sender can ask for.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,16 +13,21 @@
 #include <span>
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "ses/atomic_compute.h"
 #include "ses/atomic_extension.h"
 #include "ses/endpoint.h"
+#include "ses/request_headers.h"
+#include "ses/response.h"
+#include "ses/ses_header.h"
 #include "tests/sim/engine_host.h"
 #include "tests/sim/point_to_point.h"
 #include "tests/sim/ses_host.h"
 #include "tests/sim/sim_test_util.h"
 #include "tests/sim/star_switch.h"
+#include "uet/bytes.h"
 
 namespace uet::sim {
 namespace {
@@ -489,6 +495,262 @@ TEST_F(SesAtomic, AppliedExactlyOnceUnderLoss) {
     ASSERT_EQ(all[i], i) << "the fetched values are not a permutation of 0.." << all.size() - 1;
   }
   EXPECT_EQ(b.endpoint().counters().requests_refused, 0u);
+}
+
+
+// ---- what only a raw sender can ask for ----
+
+// SES header `header` (a request form) and `payload`, as PDS carries them.
+std::vector<std::byte> RawRequest(const ses::SesHeader& header,
+                                  std::span<const std::byte> payload) {
+  std::vector<std::byte> out(ses::SesHeaderWireSize(header) + payload.size());
+  ByteWriter w(out);
+  const Status st = ses::SerializeSesHeader(header, w);
+  EXPECT_TRUE(st.ok()) << st.error().ToString();
+  std::copy(payload.begin(), payload.end(), out.begin() + ses::SesHeaderWireSize(header));
+  return out;
+}
+
+// Addressed as SesTestConfig's endpoint wants (JobID 42, PIDonFEP 7, RI 3).
+ses::RequestCommon RawCommon(ses::RequestOpcode op, bool som, bool eom, bool ie) {
+  ses::RequestCommon c;
+  c.opcode = op;
+  c.flags = ses::RequestFlags{.delivery_complete = false,
+                              .initiator_error = ie,
+                              .relative_addressing = true,
+                              .header_data_present = false,
+                              .end_of_message = eom,
+                              .start_of_message = som};
+  c.job_id = JobId(42);
+  c.pid_on_fep = PidOnFep(7);
+  c.resource_index = ResourceIndex(3);
+  return c;
+}
+
+ses::AtomicOpExtension Amo(AtomicOpcode op, AtomicDatatype dt) {
+  return ses::AtomicOpExtension{.opcode = op, .datatype = dt, .cacheable = false,
+                                .cpu_coherent = false};
+}
+
+// A compare-and-swap extension: the first bytes of its operands are `compare`
+// and `swap`, the rest zero.
+ses::CompareSwapExtension Cas(AtomicOpcode op, AtomicDatatype dt,
+                              std::span<const std::byte> compare,
+                              std::span<const std::byte> swap) {
+  ses::CompareSwapExtension x;
+  x.op = Amo(op, dt);
+  std::copy(compare.begin(), compare.end(), x.compare.begin());
+  std::copy(swap.begin(), swap.end(), x.swap.begin());
+  return x;
+}
+
+// A raw PDS engine sends the SES target requests the initiator API never
+// builds: atomic pairs it does not execute, atomic lengths that do not fit
+// the datatype or the payload, an atomic split over packets, and writes,
+// reads and atomics with the IE flag. Each is answered with a Response
+// carrying the return code the spec gives it, counted in refused_by_rc, and
+// touches no byte of the registered region. The same requests made valid, sent
+// the same raw way, are executed: the harness addresses the target right.
+TEST_F(SesAtomic, TargetRefusesWhatItCannotExecute) {
+  using ses::RequestOpcode;
+  using ses::ReturnCode;
+  EventLoop loop;
+  EngineHost e(Ip(1), seed_.Derive("e"));
+  SesHost b(Ip(2), seed_.Derive("b"));
+  ASSERT_TRUE(e.ok() && b.ok());
+  PointToPoint net(loop, e, b, LinkConfig{});
+  std::vector<std::byte> memory = PatternBytes(256, seed_.Derive("memory"));
+  const std::vector<std::byte> before = memory;
+  const uint64_t key = b.Register(memory);
+  const uint32_t initiator = e.address().v4();
+  // Served read data comes back to e as PDS requests carrying a response
+  // with data: keep the data.
+  std::vector<std::vector<std::byte>> served;
+  e.responder = [&](const pds::RxRequest& rx, std::span<const std::byte> bytes) {
+    ByteReader reader(bytes);
+    auto h = ses::ParseSesHeader(rx.next_hdr, reader);
+    EXPECT_TRUE(h.ok()) << h.error().ToString();
+    if (h.ok()) {
+      EXPECT_FALSE(std::holds_alternative<ses::Response>(*h)) << "a response without data";
+      const std::span<const std::byte> data = reader.TakeRest();
+      served.emplace_back(data.begin(), data.end());
+    }
+    return pds::SesResponse{};
+  };
+
+  struct Raw {
+    std::string what;
+    pds::NextHeader hdr;
+    std::vector<std::byte> bytes;
+    ReturnCode rc;      // kOk: executed, answered by a plain ACK
+    uint16_t msg_id;    // what the Response echoes (0 for medium requests)
+  };
+  uint16_t next_msg_id = 100;
+  const auto standard = [&](std::string what, ReturnCode rc, RequestOpcode op, bool som, bool eom,
+                            bool ie, uint64_t offset, uint32_t length,
+                            ses::RequestExtension ext, std::span<const std::byte> payload) {
+    ses::StandardRequest h;
+    h.common = RawCommon(op, som, eom, ie);
+    h.message_id = MessageId(next_msg_id);
+    h.buffer_offset = offset;
+    h.initiator = initiator;
+    h.memory_key = key;
+    h.request_length = length;
+    return Raw{std::move(what), pds::NextHeader::kSesStandardRequest,
+               RawRequest(ses::StandardRequestHeaders{.header = h, .extension = ext}, payload),
+               rc, next_msg_id++};
+  };
+  const auto medium = [&](std::string what, ReturnCode rc, RequestOpcode op, uint64_t offset,
+                          uint16_t length, ses::RequestExtension ext,
+                          std::span<const std::byte> payload) {
+    ses::MediumRequest h;
+    h.common = RawCommon(op, true, true, false);
+    h.request_length = length;
+    h.buffer_offset = offset;
+    h.initiator = initiator;
+    h.memory_key = key;
+    return Raw{std::move(what), pds::NextHeader::kSesMediumRequest,
+               RawRequest(ses::MediumRequestHeaders{.header = h, .extension = ext}, payload), rc,
+               0};
+  };
+  const auto bytes = [](size_t n) { return PatternBytes(n, 1000 + n); };
+  const RequestOpcode kAtomic = RequestOpcode::kAtomic;
+  constexpr AtomicDatatype kU64 = AtomicDatatype::kUint64;
+
+  // 1) Refused, every one.
+  const std::vector<Raw> refused = {
+      standard("INVAL", ReturnCode::kAmoUnsupportedOp, kAtomic, true, true, false, 0, 8,
+               Amo(AtomicOpcode::kInval, kU64), bytes(8)),
+      standard("BOR on FLOAT", ReturnCode::kAmoUnsupportedDt, kAtomic, true, true, false, 0, 8,
+               Amo(AtomicOpcode::kBor, AtomicDatatype::kFloat), bytes(8)),
+      medium("MIN on DOUBLE_COMPLEX (medium)", ReturnCode::kAmoUnsupportedDt, kAtomic, 0, 16,
+             Amo(AtomicOpcode::kMin, AtomicDatatype::kDoubleComplex), bytes(16)),
+      standard("MSWAP on DOUBLE", ReturnCode::kAmoUnsupportedDt, kAtomic, true, true, false, 0, 8,
+               Amo(AtomicOpcode::kMswap, AtomicDatatype::kDouble), bytes(16)),
+      standard("request_length 6 of UINT32", ReturnCode::kAmoUnsupportedSize, kAtomic, true, true,
+               false, 0, 6, Amo(AtomicOpcode::kSum, AtomicDatatype::kUint32), bytes(6)),
+      standard("request_length 0", ReturnCode::kAmoUnsupportedSize, kAtomic, true, true, false, 0,
+               0, Amo(AtomicOpcode::kSum, kU64), {}),
+      standard("payload longer than request_length", ReturnCode::kAmoUnsupportedSize, kAtomic,
+               true, true, false, 0, 8, Amo(AtomicOpcode::kSum, kU64), bytes(16)),
+      standard("payload shorter than request_length", ReturnCode::kAmoUnsupportedSize, kAtomic,
+               true, true, false, 0, 16, Amo(AtomicOpcode::kSum, kU64), bytes(8)),
+      medium("payload shorter than request_length (medium)", ReturnCode::kAmoUnsupportedSize,
+             kAtomic, 0, 16, Amo(AtomicOpcode::kBxor, kU64), bytes(8)),
+      standard("MSWAP with only the operand", ReturnCode::kAmoUnsupportedSize, kAtomic, true,
+               true, false, 0, 4, Amo(AtomicOpcode::kMswap, AtomicDatatype::kUint16), bytes(4)),
+      medium("CSWAP of two elements", ReturnCode::kAmoUnsupportedSize, kAtomic, 0, 8,
+             Cas(AtomicOpcode::kCswap, AtomicDatatype::kUint32, bytes(4), bytes(4)), {}),
+      standard("CSWAP with a payload", ReturnCode::kAmoUnsupportedSize, kAtomic, true, true,
+               false, 0, 4, Cas(AtomicOpcode::kCswap, AtomicDatatype::kUint32, bytes(4), bytes(4)),
+               bytes(4)),
+      standard("atomic with SOM=1, EOM=0", ReturnCode::kInitiatorErr, kAtomic, true, false, false,
+               0, 8, Amo(AtomicOpcode::kSum, kU64), bytes(8)),
+      standard("atomic with IE", ReturnCode::kInitiatorErr, kAtomic, true, true, true, 0, 8,
+               Amo(AtomicOpcode::kSum, kU64), bytes(8)),
+      standard("write with IE", ReturnCode::kInitiatorErr, RequestOpcode::kWrite, true, true, true,
+               0, 16, {}, bytes(16)),
+      standard("read with IE", ReturnCode::kInitiatorErr, RequestOpcode::kRead, true, true, true,
+               0, 16, {}, {}),
+  };
+  uint64_t token = 0;
+  const auto submit = [&](const Raw& r) {
+    const pds::SubmitRequest req{.dst = b.address(),
+                                 .mode = pds::PdsMode::kRud,
+                                 .job = JobId(42),
+                                 .tc = 0,
+                                 .token = ++token,
+                                 .next_hdr = r.hdr,
+                                 .ack_request = true,
+                                 .reverse_of = kNoPdc};
+    const Status st = e.Submit(req, r.bytes);
+    EXPECT_TRUE(st.ok()) << r.what << ": " << st.error().ToString();
+  };
+  for (const Raw& r : refused) submit(r);
+  ASSERT_EQ(loop.RunUntilIdle(seconds(10)), RunResult::kIdle);
+
+  const ses::SesCounters& bc = b.endpoint().counters();
+  std::map<ReturnCode, uint64_t> want_by_rc;
+  for (size_t i = 0; i < refused.size(); ++i) {
+    const Raw& r = refused[i];
+    const uint64_t t = i + 1;
+    SCOPED_TRACE(r.what);
+    ++want_by_rc[r.rc];
+    ASSERT_EQ(e.completed[t], 1);
+    ASSERT_EQ(e.response_hdrs[t], pds::NextHeader::kSesResponse) << "no Response";
+    ByteReader reader(e.responses[t]);
+    auto resp = ses::Response::Parse(reader);
+    ASSERT_TRUE(resp.ok()) << resp.error().ToString();
+    EXPECT_EQ(std::string(ses::ReturnCodeName(resp->common.return_code)),
+              std::string(ses::ReturnCodeName(r.rc)));
+    EXPECT_EQ(resp->common.opcode, ses::ResponseOpcode::kResponse);
+    EXPECT_EQ(resp->job_id, JobId(42));
+    EXPECT_EQ(resp->message_id, MessageId(r.msg_id));
+  }
+  EXPECT_TRUE(e.failed.empty());
+  EXPECT_EQ(FirstDifference(before, memory), "") << "a refused request touched the region";
+  EXPECT_EQ(bc.requests_refused, refused.size());
+  for (const auto& [rc, n] : want_by_rc) {
+    EXPECT_EQ(bc.refused_by_rc[static_cast<uint8_t>(rc)], n) << ses::ReturnCodeName(rc);
+  }
+  EXPECT_EQ(e.requests_upcalled, 0u) << "the read with IE served data";
+  EXPECT_TRUE(b.completions.empty());
+
+  // 2) The same encodings, valid: executed exactly as ExecuteAtomic computes.
+  std::vector<std::byte> want = memory;
+  const auto expect_atomic = [&](AtomicOpcode op, AtomicDatatype dt, size_t offset,
+                                 std::span<const std::byte> operand,
+                                 std::span<const std::byte> compare) {
+    std::vector<std::byte> none;
+    ASSERT_EQ(ses::ExecuteAtomic(op, dt, ses::AtomicOperands{.operand = operand,
+                                                            .compare = compare},
+                                 std::span(want).subspan(offset, operand.size()), none),
+              ReturnCode::kOk);
+  };
+  const std::vector<std::byte> sum = bytes(8);
+  const std::vector<std::byte> mswap = bytes(4);   // operand
+  const std::vector<std::byte> mask = {std::byte{0xF0}, std::byte{0x0F}, std::byte{0xFF},
+                                       std::byte{0x00}};
+  std::vector<std::byte> mswap_payload = mswap;
+  mswap_payload.insert(mswap_payload.end(), mask.begin(), mask.end());
+  const std::vector<std::byte> cas_compare(memory.begin() + 128, memory.begin() + 132);
+  const std::vector<std::byte> cas_swap = {std::byte{0xA5}, std::byte{0x5A}, std::byte{0xC3},
+                                           std::byte{0x3C}};
+  const std::vector<std::byte> write = bytes(16);
+  const std::vector<Raw> valid = {
+      standard("SUM", ReturnCode::kOk, kAtomic, true, true, false, 64, 8,
+               Amo(AtomicOpcode::kSum, kU64), sum),
+      standard("MSWAP", ReturnCode::kOk, kAtomic, true, true, false, 96, 4,
+               Amo(AtomicOpcode::kMswap, AtomicDatatype::kUint16), mswap_payload),
+      medium("CSWAP, compare equal (medium)", ReturnCode::kOk, kAtomic, 128, 4,
+             Cas(AtomicOpcode::kCswap, AtomicDatatype::kUint32, cas_compare, cas_swap), {}),
+      standard("write", ReturnCode::kOk, RequestOpcode::kWrite, true, true, false, 160, 16, {},
+               write),
+      standard("read", ReturnCode::kOk, RequestOpcode::kRead, true, true, false, 0, 16, {}, {}),
+  };
+  expect_atomic(AtomicOpcode::kSum, kU64, 64, sum, {});
+  expect_atomic(AtomicOpcode::kMswap, AtomicDatatype::kUint16, 96, mswap, mask);
+  expect_atomic(AtomicOpcode::kCswap, AtomicDatatype::kUint32, 128, cas_swap, cas_compare);
+  std::copy(write.begin(), write.end(), want.begin() + 160);
+  ASSERT_EQ(FirstDifference(std::span(want).subspan(128, 4), cas_swap), "")
+      << "the compare was equal: the swap value is expected";
+  const std::vector<std::byte> read_want(memory.begin(), memory.begin() + 16);
+
+  for (const Raw& r : valid) submit(r);
+  ASSERT_EQ(loop.RunUntilIdle(seconds(10)), RunResult::kIdle);
+  for (size_t i = 0; i < valid.size(); ++i) {
+    const uint64_t t = refused.size() + i + 1;
+    SCOPED_TRACE(valid[i].what);
+    ASSERT_EQ(e.completed[t], 1);
+    EXPECT_EQ(e.response_hdrs[t], pds::NextHeader::kNone) << "answered with a Response";
+  }
+  EXPECT_EQ(FirstDifference(want, memory), "");
+  EXPECT_NE(FirstDifference(before, memory), "");
+  EXPECT_EQ(bc.requests_refused, refused.size()) << "a valid request was refused";
+  ASSERT_EQ(served.size(), 1u) << "the read is served, once";
+  EXPECT_EQ(FirstDifference(read_want, served[0]), "");
+  EXPECT_TRUE(e.failed.empty());
+  EXPECT_EQ(b.endpoint().pending_ops(), 0u);
 }
 
 }  // namespace
