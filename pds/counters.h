@@ -133,7 +133,9 @@ struct EngineCounters {
   uint64_t pdcs_closed = 0;   // closed cleanly
   uint64_t pdcs_failed = 0;   // closed in error (retries exhausted, fatal NACK, ...)
   uint64_t table_full = 0;    // a PDC was wanted and the table had no free entry
-  uint64_t pdcs_expired = 0;  // target PDCs removed after an unanswered CLOSE_REQ, responses nobody cleared, or NACK INV_DPDCID answering CLEAR_REQ
+  // Target PDCs removed after an unanswered CLOSE_REQ, stored responses nobody
+  // cleared, or NACK INV_DPDCID answering a CLEAR_REQ.
+  uint64_t pdcs_expired = 0;
   uint64_t pdcs_reestablished = 0;  // initiator PDCs moved to a new PDC (INV_DPDCID)
   uint64_t rudi_sent = 0;           // RUDI requests, first transmissions
   uint64_t rudi_retransmissions = 0;
