@@ -9,6 +9,7 @@ packages=(
   libfabric-dev libfabric-bin       # provider API, fi_info / fi_pingpong
   liburing-dev libssl-dev libabsl-dev libpcap-dev
   libgtest-dev libgmock-dev
+  iproute2                          # ip netns, veth, ss: the two-host main job
 )
 
 missing=()

@@ -1,0 +1,138 @@
+#include "provider/progress.h"
+
+#include <time.h>
+
+#include <random>
+
+namespace uet::prov {
+
+Result<std::unique_ptr<Progress>> Progress::Create(Endpoint& ep,
+                                                   const ses::EndpointConfig& config,
+                                                   const UdpIoConfig& io_config) {
+  UET_ASSIGN_OR_RETURN(std::unique_ptr<UdpIo> io, UdpIo::Open(io_config));
+  std::random_device rd;
+  const uint64_t seed = (uint64_t{rd()} << 32) ^ rd();
+  std::unique_ptr<Progress> p(new Progress(ep, std::move(io), seed));
+  ses::EndpointConfig c = config;
+  c.pds.local = p->io_->local_addr();
+  UET_ASSIGN_OR_RETURN(p->ses_, ses::Endpoint::Create(c, p->random_, *p, *p));
+  p->default_port_ = Params().port > 0 ? static_cast<uint16_t>(Params().port) : 4793;
+  return p;
+}
+
+Progress::Progress(Endpoint& ep, std::unique_ptr<UdpIo> io, uint64_t seed)
+    : ep_(ep), io_(std::move(io)), random_(seed) {}
+
+Progress::~Progress() = default;
+
+TimePoint Progress::Now() const {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return TimePoint{std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec)};
+}
+
+void Progress::Run() {
+  const TimePoint now = Now();
+  io_->Poll([&](const RxDatagram& d) {
+    ports_[d.src] = d.src_port;
+    ses_->OnPacket(now, d.src, d.bytes, pds::RxMeta{.ecn_ce = d.ecn_ce});
+  });
+  if (now >= ses_->NextDeadline()) ses_->OnTimer(now);
+  io_->Flush();
+}
+
+void Progress::Send(const IpAddress& dst, std::span<const std::byte> packet) {
+  auto it = ports_.find(dst);
+  if (it == ports_.end() && ep_.av != nullptr) {
+    for (const auto& a : ep_.av->table) {
+      if (a && a->fabric_address == dst) {
+        it = ports_.emplace(dst, a->udp_port).first;
+        break;
+      }
+    }
+  }
+  io_->Queue(dst, it != ports_.end() ? it->second : default_port_, packet);
+}
+
+uint64_t Progress::AddOp(OpRecord op) {
+  const uint64_t id = next_op_++;
+  ops_.emplace(id, std::move(op));
+  return id;
+}
+
+uint64_t Progress::FindRecv(void* user_context, bool* tagged) const {
+  for (const auto& [id, op] : ops_) {
+    if (!op.tx && op.user_context == user_context) {
+      *tagged = op.tagged;
+      return id;
+    }
+  }
+  return 0;
+}
+
+int FiErrorOf(const ses::Completion& c) {
+  switch (c.status) {
+    case ses::CompletionStatus::kOk: return FI_SUCCESS;
+    case ses::CompletionStatus::kTruncated: return FI_ETRUNC;
+    case ses::CompletionStatus::kCancelled: return FI_ECANCELED;
+    case ses::CompletionStatus::kRemoteError:
+      if (c.rc == ses::ReturnCode::kBadMkey || c.rc == ses::ReturnCode::kPermViolation ||
+          c.rc == ses::ReturnCode::kBadJobId) {
+        return FI_EACCES;
+      }
+      return c.rc == ses::ReturnCode::kBadAddr ? FI_EINVAL : FI_EREMOTEIO;
+    case ses::CompletionStatus::kTransportError: return FI_EHOSTUNREACH;
+    case ses::CompletionStatus::kLocalError: return FI_EIO;
+  }
+  return FI_EIO;
+}
+
+void Progress::OnCompletion(const ses::Completion& c) {
+  auto it = ops_.find(c.context);
+  if (it == ops_.end()) return;  // e.g. a remote write event (no RMA in this slice)
+  OpRecord& op = it->second;
+  Cq* cq = op.tx ? ep_.tx_cq : ep_.rx_cq;
+  uint64_t flags = op.flags;
+  if (c.cq_data) flags |= FI_REMOTE_CQ_DATA;
+  if (c.multi_recv_released) flags |= FI_MULTI_RECV;
+  fi_addr_t src = FI_ADDR_NOTAVAIL;
+  if (!op.tx && ep_.av != nullptr) src = ep_.av->Find(c.peer, c.initiator);
+  std::byte* buf = op.buf != nullptr ? op.buf + c.buffer_offset : nullptr;
+  const bool message = c.length > 0 || c.status != ses::CompletionStatus::kOk ||
+                       !c.multi_recv_released || op.tx;
+  if (c.status == ses::CompletionStatus::kOk) {
+    if (cq != nullptr && op.report_success) {
+      CqEntry e;
+      e.entry.op_context = op.user_context;
+      e.entry.flags = flags;
+      e.entry.len = c.length;
+      e.entry.buf = message ? buf : nullptr;
+      e.entry.data = c.cq_data.value_or(0);
+      e.entry.tag = c.tag;
+      e.src = src;
+      CqPush(*cq, e);
+    }
+  } else if (cq != nullptr) {
+    CqError e;
+    e.err.op_context = op.user_context;
+    e.err.flags = flags;
+    e.err.len = c.length;
+    e.err.buf = buf;
+    e.err.data = c.cq_data.value_or(0);
+    e.err.tag = c.tag;
+    e.err.olen = c.overflow_length;
+    e.err.err = FiErrorOf(c);
+    e.err.prov_errno = c.status == ses::CompletionStatus::kRemoteError
+                           ? static_cast<int>(c.rc)
+                           : static_cast<int>(c.transport.last_nack_code);
+    e.src = src;
+    e.text = c.Describe();
+    UET_LOG_INFO(FI_LOG_CQ, "%s\n", e.text.c_str());
+    CqPushError(*cq, std::move(e));
+  }
+  if (!op.multi_recv || c.multi_recv_released || c.status == ses::CompletionStatus::kCancelled) {
+    ops_.erase(it);
+  }
+}
+
+}  // namespace uet::prov

@@ -1,0 +1,87 @@
+// The progress engine of one provider endpoint: its UDP socket, its SES
+// endpoint (which owns the PDS engine), the clock, and the bookkeeping that
+// turns SES completions into CQ entries (spec-notes/provider.md).
+//
+//   fi_send/fi_recv/... -> Progress::Start* -> ses::Endpoint -> PacketSink::Send
+//        -> UdpIo::Queue ... Flush
+//   fi_cq_read -> Progress::Run: UdpIo::Poll -> ses::Endpoint::OnPacket,
+//        OnTimer when due, Flush -> ses completions -> OnCompletion -> CQ
+//
+// Runs with the domain mutex held (uet_prov.h); never blocks.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "pds/engine.h"
+#include "provider/io/udp_io.h"
+#include "provider/uet_prov.h"
+#include "ses/endpoint.h"
+#include "uet/environment.h"
+
+namespace uet::prov {
+
+// One libfabric operation in flight: what its CQ entry needs.
+struct OpRecord {
+  void* user_context = nullptr;
+  uint64_t flags = 0;            // FI_SEND|FI_MSG, FI_RECV|FI_TAGGED, ...
+  bool report_success = true;    // false: inject, or selective completion without FI_COMPLETION
+  bool tx = true;                // which CQ
+  std::byte* buf = nullptr;      // receive buffer (CQ msg format `buf`)
+  bool multi_recv = false;
+  bool tagged = false;
+  std::vector<std::byte> owned;  // injected data
+};
+
+class Progress final : public pds::PacketSink, public ses::EndpointEvents {
+ public:
+  static Result<std::unique_ptr<Progress>> Create(Endpoint& ep, const ses::EndpointConfig& config,
+                                                  const UdpIoConfig& io);
+  ~Progress() override;
+
+  // One pass: receive what waits, run due timers, send what is queued.
+  void Run();
+  // Sends what the last operations queued.
+  void Flush() { io_->Flush(); }
+  TimePoint Now() const;
+
+  ses::Endpoint& ses() { return *ses_; }
+  uint16_t port() const { return io_->local_port(); }
+  IpAddress addr() const { return io_->local_addr(); }
+  int fd() const { return io_->fd(); }
+
+  // Where `ip` receives UET (learned from the AV and from arriving packets).
+  void SetPort(const IpAddress& ip, uint16_t port) { ports_[ip] = port; }
+
+  // Registers an operation; its id is the SES context.
+  uint64_t AddOp(OpRecord op);
+  void DropOp(uint64_t id) { ops_.erase(id); }
+  // The bytes an injected send owns (valid until its completion).
+  std::span<const std::byte> OwnedBytes(uint64_t id) const { return ops_.at(id).owned; }
+  // The id of the posted receive with this user context, 0 if none.
+  uint64_t FindRecv(void* user_context, bool* tagged) const;
+
+ private:
+  Progress(Endpoint& ep, std::unique_ptr<UdpIo> io, uint64_t seed);
+  // pds::PacketSink
+  void Send(const IpAddress& dst, std::span<const std::byte> packet) override;
+  // ses::EndpointEvents
+  void OnCompletion(const ses::Completion& c) override;
+
+  Endpoint& ep_;
+  std::unique_ptr<UdpIo> io_;
+  SeededRandom random_;
+  std::unique_ptr<ses::Endpoint> ses_;
+  std::map<IpAddress, uint16_t> ports_;
+  uint16_t default_port_ = 4793;
+  uint64_t next_op_ = 1;
+  std::map<uint64_t, OpRecord> ops_;
+};
+
+// The libfabric error code for a failed SES completion.
+int FiErrorOf(const ses::Completion& c);
+
+}  // namespace uet::prov

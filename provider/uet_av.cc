@@ -1,0 +1,152 @@
+// fid_av: address vectors (map and table: both hand out the index as
+// fi_addr_t), synchronous inserts of our address blobs (uet/endpoint_address.h,
+// packed back to back: the blob is self-delimiting), string addresses.
+#include <cstring>
+#include <new>
+
+#include "provider/progress.h"
+#include "provider/uet_prov.h"
+
+namespace uet::prov {
+namespace {
+
+int AvInsert(struct fid_av* fid, const void* addr, size_t count, fi_addr_t* fi_addr,
+             uint64_t flags, void* context) {
+  (void)context;
+  Av& av = *Owner<Av>(fid);
+  if (flags != 0) {
+    UET_LOG_WARN(FI_LOG_AV, "uet: fi_av_insert: unsupported flags 0x%llx\n",
+                 static_cast<unsigned long long>(flags));
+    return -FI_EBADFLAGS;
+  }
+  if (addr == nullptr && count > 0) return -FI_EINVAL;
+  std::lock_guard lock(av.domain->mu);
+  ByteReader r(std::span(static_cast<const std::byte*>(addr),
+                         count * EndpointAddress::kMaxWireSize));
+  int inserted = 0;
+  for (size_t i = 0; i < count; ++i) {
+    Result<EndpointAddress> a = EndpointAddress::Parse(r);
+    if (!a.ok()) {
+      UET_LOG_WARN(FI_LOG_AV, "uet: fi_av_insert: address %zu: %s\n", i,
+                   a.error().ToString().c_str());
+      if (fi_addr != nullptr) fi_addr[i] = FI_ADDR_NOTAVAIL;
+      // Addresses after a bad one cannot be found (their offset is unknown).
+      for (size_t j = i + 1; j < count && fi_addr != nullptr; ++j) fi_addr[j] = FI_ADDR_NOTAVAIL;
+      break;
+    }
+    av.table.push_back(*a);
+    if (fi_addr != nullptr) fi_addr[i] = av.table.size() - 1;
+    ++inserted;
+  }
+  return inserted;
+}
+
+int AvRemove(struct fid_av* fid, fi_addr_t* fi_addr, size_t count, uint64_t flags) {
+  (void)flags;
+  Av& av = *Owner<Av>(fid);
+  std::lock_guard lock(av.domain->mu);
+  for (size_t i = 0; i < count; ++i) {
+    if (fi_addr[i] >= av.table.size() || !av.table[fi_addr[i]]) return -FI_EINVAL;
+    av.table[fi_addr[i]].reset();
+  }
+  return FI_SUCCESS;
+}
+
+int AvLookup(struct fid_av* fid, fi_addr_t fi_addr, void* addr, size_t* addrlen) {
+  Av& av = *Owner<Av>(fid);
+  std::lock_guard lock(av.domain->mu);
+  if (addrlen == nullptr || fi_addr >= av.table.size() || !av.table[fi_addr]) {
+    return -FI_EINVAL;
+  }
+  const EndpointAddress& a = *av.table[fi_addr];
+  std::vector<std::byte> blob(a.WireSize());
+  ByteWriter w(blob);
+  if (!a.Serialize(w).ok()) return -FI_EINVAL;
+  const size_t have = *addrlen;
+  *addrlen = blob.size();
+  if (addr != nullptr) std::memcpy(addr, blob.data(), std::min(have, blob.size()));
+  return FI_SUCCESS;
+}
+
+const char* AvStraddr(struct fid_av* fid, const void* addr, char* buf, size_t* len) {
+  (void)fid;
+  if (addr == nullptr || buf == nullptr || len == nullptr) return nullptr;
+  ByteReader r(std::span(static_cast<const std::byte*>(addr), EndpointAddress::kMaxWireSize));
+  Result<EndpointAddress> a = EndpointAddress::Parse(r);
+  const std::string s = a.ok() ? a->ToString() : "uet://(invalid)";
+  if (*len > 0) {
+    std::strncpy(buf, s.c_str(), *len - 1);
+    buf[*len - 1] = '\0';
+  }
+  *len = s.size() + 1;
+  return buf;
+}
+
+int AvClose(struct fid* fid) {
+  Av* av = Owner<Av>(fid);
+  {
+    std::lock_guard lock(av->domain->mu);
+    if (av->refs > 0) {
+      UET_LOG_WARN(FI_LOG_AV, "uet: fi_close(av): %d endpoints still bound\n", av->refs);
+      return -FI_EBUSY;
+    }
+    --av->domain->refs;
+  }
+  delete av;
+  return FI_SUCCESS;
+}
+
+struct fi_ops g_av_fi_ops = {
+    .size = sizeof(struct fi_ops),
+    .close = AvClose,
+    .bind = UET_STUB(fi_ops, bind),
+    .control = UET_STUB(fi_ops, control),
+    .ops_open = UET_STUB(fi_ops, ops_open),
+    .tostr = UET_STUB(fi_ops, tostr),
+    .ops_set = UET_STUB(fi_ops, ops_set),
+};
+
+struct fi_ops_av g_av_ops = {
+    .size = sizeof(struct fi_ops_av),
+    .insert = AvInsert,
+    .insertsvc = UET_STUB(fi_ops_av, insertsvc),
+    .insertsym = UET_STUB(fi_ops_av, insertsym),
+    .remove = AvRemove,
+    .lookup = AvLookup,
+    .straddr = AvStraddr,
+    .av_set = UET_STUB(fi_ops_av, av_set),
+};
+
+}  // namespace
+
+fi_addr_t Av::Find(const IpAddress& ip, uint32_t initiator) const {
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (table[i] && table[i]->fabric_address == ip && table[i]->initiator_id == initiator) {
+      return i;
+    }
+  }
+  return FI_ADDR_NOTAVAIL;
+}
+
+int AvOpen(struct fid_domain* domain, struct fi_av_attr* attr, struct fid_av** av,
+           void* context) {
+  if (domain == nullptr || attr == nullptr || av == nullptr) return -FI_EINVAL;
+  if (attr->flags != 0 || attr->name != nullptr) {
+    UET_LOG_WARN(FI_LOG_AV, "uet: fi_av_open: named/shared AVs and flags are not supported\n");
+    return -FI_ENOSYS;
+  }
+  Av* a = new (std::nothrow) Av();
+  if (a == nullptr) return -FI_ENOMEM;
+  a->domain = Owner<Domain>(domain);
+  a->type = attr->type == FI_AV_UNSPEC ? FI_AV_TABLE : attr->type;
+  InitFid(&a->fid.fid, FI_CLASS_AV, context, &g_av_fi_ops);
+  a->fid.ops = &g_av_ops;
+  {
+    std::lock_guard lock(a->domain->mu);
+    ++a->domain->refs;
+  }
+  *av = &a->fid;
+  return FI_SUCCESS;
+}
+
+}  // namespace uet::prov

@@ -1,0 +1,203 @@
+// fid_cq: completion queues in the four formats. Reads drive progress of the
+// endpoints bound to the CQ (manual progress); blocking reads poll those
+// endpoints' sockets with the domain mutex released.
+#include <poll.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <new>
+
+#include "provider/progress.h"
+#include "provider/uet_prov.h"
+
+namespace uet::prov {
+namespace {
+
+size_t EntrySize(enum fi_cq_format f) {
+  switch (f) {
+    case FI_CQ_FORMAT_CONTEXT: return sizeof(struct fi_cq_entry);
+    case FI_CQ_FORMAT_MSG: return sizeof(struct fi_cq_msg_entry);
+    case FI_CQ_FORMAT_DATA: return sizeof(struct fi_cq_data_entry);
+    case FI_CQ_FORMAT_TAGGED: return sizeof(struct fi_cq_tagged_entry);
+    case FI_CQ_FORMAT_UNSPEC: return sizeof(struct fi_cq_entry);
+  }
+  return sizeof(struct fi_cq_entry);
+}
+
+// The formats are prefixes of fi_cq_tagged_entry: copy the first EntrySize bytes.
+ssize_t ReadLocked(Cq& cq, void* buf, size_t count, fi_addr_t* src) {
+  CqProgress(cq);
+  if (cq.entries.empty()) return cq.errors.empty() ? -FI_EAGAIN : -FI_EAVAIL;
+  const size_t size = EntrySize(cq.format);
+  size_t n = 0;
+  auto* out = static_cast<uint8_t*>(buf);
+  while (n < count && !cq.entries.empty()) {
+    const CqEntry& e = cq.entries.front();
+    std::memcpy(out + n * size, &e.entry, size);
+    if (src != nullptr) src[n] = e.src;
+    cq.entries.pop_front();
+    ++n;
+  }
+  return static_cast<ssize_t>(n);
+}
+
+ssize_t CqRead(struct fid_cq* fid, void* buf, size_t count) {
+  Cq& cq = *Owner<Cq>(fid);
+  std::lock_guard lock(cq.domain->mu);
+  return ReadLocked(cq, buf, count, nullptr);
+}
+
+ssize_t CqReadFrom(struct fid_cq* fid, void* buf, size_t count, fi_addr_t* src) {
+  Cq& cq = *Owner<Cq>(fid);
+  std::lock_guard lock(cq.domain->mu);
+  return ReadLocked(cq, buf, count, src);
+}
+
+ssize_t CqReadErr(struct fid_cq* fid, struct fi_cq_err_entry* buf, uint64_t flags) {
+  (void)flags;
+  Cq& cq = *Owner<Cq>(fid);
+  std::lock_guard lock(cq.domain->mu);
+  if (buf == nullptr) return -FI_EINVAL;
+  if (cq.errors.empty()) return -FI_EAGAIN;
+  CqError e = std::move(cq.errors.front());
+  cq.errors.pop_front();
+  void* user_data = buf->err_data;
+  const size_t user_size = buf->err_data_size;
+  *buf = e.err;
+  cq.last_error_text = std::move(e.text);
+  const size_t text_size = cq.last_error_text.size() + 1;
+  if (user_size > 0 && user_data != nullptr) {
+    // API >= 1.5: the caller gave a buffer for err_data.
+    const size_t n = std::min(user_size, text_size);
+    std::memcpy(user_data, cq.last_error_text.c_str(), n);
+    static_cast<char*>(user_data)[n - 1] = '\0';
+    buf->err_data = user_data;
+    buf->err_data_size = n;
+  } else {
+    buf->err_data = cq.last_error_text.data();
+    buf->err_data_size = text_size;
+  }
+  return 1;
+}
+
+ssize_t CqSreadFrom(struct fid_cq* fid, void* buf, size_t count, fi_addr_t* src,
+                    const void* cond, int timeout) {
+  (void)cond;
+  Cq& cq = *Owner<Cq>(fid);
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    std::vector<struct pollfd> fds;
+    {
+      std::lock_guard lock(cq.domain->mu);
+      const ssize_t r = ReadLocked(cq, buf, count, src);
+      if (r != -FI_EAGAIN) return r;
+      for (Endpoint* ep : cq.endpoints) {
+        if (ep->progress) fds.push_back({.fd = ep->progress->fd(), .events = POLLIN, .revents = 0});
+      }
+    }
+    int wait_ms = 1;  // timers (RTO, ACK delay) need a pass at least this often
+    if (timeout >= 0) {
+      const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - start);
+      if (waited.count() >= timeout) return -FI_EAGAIN;
+      wait_ms = std::min<int>(wait_ms, timeout - static_cast<int>(waited.count()));
+    }
+    poll(fds.data(), fds.size(), wait_ms);
+  }
+}
+
+ssize_t CqSread(struct fid_cq* fid, void* buf, size_t count, const void* cond, int timeout) {
+  return CqSreadFrom(fid, buf, count, nullptr, cond, timeout);
+}
+
+const char* CqStrerror(struct fid_cq* fid, int prov_errno, const void* err_data, char* buf,
+                       size_t len) {
+  (void)fid;
+  (void)prov_errno;
+  const char* text = err_data != nullptr ? static_cast<const char*>(err_data)
+                                         : "uet: no detail for this error";
+  if (buf != nullptr && len > 0) {
+    std::strncpy(buf, text, len - 1);
+    buf[len - 1] = '\0';
+    return buf;
+  }
+  return text;
+}
+
+int CqClose(struct fid* fid) {
+  Cq* cq = Owner<Cq>(fid);
+  {
+    std::lock_guard lock(cq->domain->mu);
+    if (cq->refs > 0) {
+      UET_LOG_WARN(FI_LOG_CQ, "uet: fi_close(cq): %d endpoints still bound\n", cq->refs);
+      return -FI_EBUSY;
+    }
+    --cq->domain->refs;
+  }
+  delete cq;
+  return FI_SUCCESS;
+}
+
+struct fi_ops g_cq_fi_ops = {
+    .size = sizeof(struct fi_ops),
+    .close = CqClose,
+    .bind = UET_STUB(fi_ops, bind),
+    .control = UET_STUB(fi_ops, control),
+    .ops_open = UET_STUB(fi_ops, ops_open),
+    .tostr = UET_STUB(fi_ops, tostr),
+    .ops_set = UET_STUB(fi_ops, ops_set),
+};
+
+struct fi_ops_cq g_cq_ops = {
+    .size = sizeof(struct fi_ops_cq),
+    .read = CqRead,
+    .readfrom = CqReadFrom,
+    .readerr = CqReadErr,
+    .sread = CqSread,
+    .sreadfrom = CqSreadFrom,
+    .signal = UET_STUB(fi_ops_cq, signal),
+    .strerror = CqStrerror,
+};
+
+}  // namespace
+
+void CqPush(Cq& cq, const CqEntry& e) { cq.entries.push_back(e); }
+
+void CqPushError(Cq& cq, CqError e) { cq.errors.push_back(std::move(e)); }
+
+void CqProgress(Cq& cq) {
+  for (Endpoint* ep : cq.endpoints) {
+    if (ep->progress) ep->progress->Run();
+  }
+}
+
+int CqOpen(struct fid_domain* domain, struct fi_cq_attr* attr, struct fid_cq** cq,
+           void* context) {
+  if (domain == nullptr || attr == nullptr || cq == nullptr) return -FI_EINVAL;
+  if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC) {
+    UET_LOG_WARN(FI_LOG_CQ, "uet: fi_cq_open: wait object %d not supported (NONE, UNSPEC)\n",
+                 static_cast<int>(attr->wait_obj));
+    return -FI_ENOSYS;
+  }
+  if (attr->format > FI_CQ_FORMAT_TAGGED) {
+    UET_LOG_WARN(FI_LOG_CQ, "uet: fi_cq_open: unknown format %d\n",
+                 static_cast<int>(attr->format));
+    return -FI_EINVAL;
+  }
+  Cq* c = new (std::nothrow) Cq();
+  if (c == nullptr) return -FI_ENOMEM;
+  c->domain = Owner<Domain>(domain);
+  c->format = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT : attr->format;
+  c->size = attr->size;
+  InitFid(&c->fid.fid, FI_CLASS_CQ, context, &g_cq_fi_ops);
+  c->fid.ops = &g_cq_ops;
+  {
+    std::lock_guard lock(c->domain->mu);
+    ++c->domain->refs;
+  }
+  *cq = &c->fid;
+  return FI_SUCCESS;
+}
+
+}  // namespace uet::prov

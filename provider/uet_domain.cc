@@ -1,0 +1,83 @@
+// fid_domain: owns the lock of everything opened on it (uet_prov.h), opens
+// CQs, AVs, endpoints and memory registrations.
+#include <new>
+
+#include "provider/uet_prov.h"
+
+namespace uet::prov {
+namespace {
+
+int DomainClose(struct fid* fid) {
+  Domain* d = Owner<Domain>(fid);
+  {
+    std::lock_guard lock(d->mu);
+    if (d->refs > 0) {
+      UET_LOG_WARN(FI_LOG_DOMAIN, "uet: fi_close(domain): %d objects still open on it\n",
+                   d->refs);
+      return -FI_EBUSY;
+    }
+  }
+  fi_freeinfo(d->info);
+  delete d;
+  return FI_SUCCESS;
+}
+
+struct fi_ops g_domain_fi_ops = {
+    .size = sizeof(struct fi_ops),
+    .close = DomainClose,
+    .bind = UET_STUB(fi_ops, bind),
+    .control = UET_STUB(fi_ops, control),
+    .ops_open = UET_STUB(fi_ops, ops_open),
+    .tostr = UET_STUB(fi_ops, tostr),
+    .ops_set = UET_STUB(fi_ops, ops_set),
+};
+
+struct fi_ops_domain g_domain_ops = {
+    .size = sizeof(struct fi_ops_domain),
+    .av_open = AvOpen,
+    .cq_open = CqOpen,
+    .endpoint = EndpointOpen,
+    .scalable_ep = UET_STUB(fi_ops_domain, scalable_ep),
+    .cntr_open = UET_STUB(fi_ops_domain, cntr_open),
+    .poll_open = UET_STUB(fi_ops_domain, poll_open),
+    .stx_ctx = UET_STUB(fi_ops_domain, stx_ctx),
+    .srx_ctx = UET_STUB(fi_ops_domain, srx_ctx),
+    .query_atomic = UET_STUB(fi_ops_domain, query_atomic),
+    .query_collective = UET_STUB(fi_ops_domain, query_collective),
+    .endpoint2 = UET_STUB(fi_ops_domain, endpoint2),
+};
+
+struct fi_ops_mr g_mr_ops = {
+    .size = sizeof(struct fi_ops_mr),
+    .reg = MrReg,
+    .regv = MrRegv,
+    .regattr = MrRegattr,
+};
+
+}  // namespace
+
+int DomainOpen(struct fid_fabric* fabric, struct fi_info* info, struct fid_domain** domain,
+               void* context) {
+  if (fabric == nullptr || info == nullptr || domain == nullptr) return -FI_EINVAL;
+  if (info->domain_attr != nullptr && info->domain_attr->name != nullptr &&
+      std::string(info->domain_attr->name) != kProviderName) {
+    UET_LOG_WARN(FI_LOG_DOMAIN, "uet: fi_domain: unknown domain name '%s'\n",
+                 info->domain_attr->name);
+    return -FI_EINVAL;
+  }
+  Domain* d = new (std::nothrow) Domain();
+  if (d == nullptr) return -FI_ENOMEM;
+  d->fabric = Owner<Fabric>(fabric);
+  d->info = fi_dupinfo(info);
+  if (d->info == nullptr) {
+    delete d;
+    return -FI_ENOMEM;
+  }
+  InitFid(&d->fid.fid, FI_CLASS_DOMAIN, context, &g_domain_fi_ops);
+  d->fid.ops = &g_domain_ops;
+  d->fid.mr = &g_mr_ops;
+  *domain = &d->fid;
+  return FI_SUCCESS;
+}
+
+}  // namespace uet::prov

@@ -1,0 +1,328 @@
+// fid_ep (RDM): open, bind, enable, names, options, cancel. The data ops are
+// in uet_ep_msg.cc; RMA, atomic and collective slots are stubs in this slice.
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_rma.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+#include "provider/progress.h"
+#include "provider/uet_prov.h"
+
+namespace uet::prov {
+
+extern struct fi_ops_msg g_msg_ops;
+extern struct fi_ops_tagged g_tagged_ops;
+
+namespace {
+
+#define UET_STUB_RMA(m) .m = UET_STUB(fi_ops_rma, m)
+struct fi_ops_rma g_rma_ops = {
+    .size = sizeof(struct fi_ops_rma),
+    UET_STUB_RMA(read), UET_STUB_RMA(readv), UET_STUB_RMA(readmsg), UET_STUB_RMA(write),
+    UET_STUB_RMA(writev), UET_STUB_RMA(writemsg), UET_STUB_RMA(inject),
+    UET_STUB_RMA(writedata), UET_STUB_RMA(injectdata),
+};
+#define UET_STUB_ATOMIC(m) .m = UET_STUB(fi_ops_atomic, m)
+struct fi_ops_atomic g_atomic_ops = {
+    .size = sizeof(struct fi_ops_atomic),
+    UET_STUB_ATOMIC(write), UET_STUB_ATOMIC(writev), UET_STUB_ATOMIC(writemsg),
+    UET_STUB_ATOMIC(inject), UET_STUB_ATOMIC(readwrite), UET_STUB_ATOMIC(readwritev),
+    UET_STUB_ATOMIC(readwritemsg), UET_STUB_ATOMIC(compwrite), UET_STUB_ATOMIC(compwritev),
+    UET_STUB_ATOMIC(compwritemsg), UET_STUB_ATOMIC(writevalid),
+    UET_STUB_ATOMIC(readwritevalid), UET_STUB_ATOMIC(compwritevalid),
+};
+#define UET_STUB_COLL(m) .m = UET_STUB(fi_ops_collective, m)
+struct fi_ops_collective g_collective_ops = {
+    .size = sizeof(struct fi_ops_collective),
+    UET_STUB_COLL(barrier), UET_STUB_COLL(broadcast), UET_STUB_COLL(alltoall),
+    UET_STUB_COLL(allreduce), UET_STUB_COLL(allgather), UET_STUB_COLL(reduce_scatter),
+    UET_STUB_COLL(reduce), UET_STUB_COLL(scatter), UET_STUB_COLL(gather), UET_STUB_COLL(msg),
+    UET_STUB_COLL(barrier2),
+};
+
+Endpoint& Ep(fid_t fid) { return *Owner<Endpoint>(fid); }
+
+int EpBind(struct fid* fid, struct fid* bfid, uint64_t flags) {
+  Endpoint& ep = Ep(fid);
+  if (bfid == nullptr) return -FI_EINVAL;
+  std::lock_guard lock(ep.domain->mu);
+  if (ep.enabled) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_ep_bind after fi_enable\n");
+    return -FI_EOPBADSTATE;
+  }
+  switch (bfid->fclass) {
+    case FI_CLASS_CQ: {
+      Cq* cq = Owner<Cq>(bfid);
+      if ((flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION)) != 0) {
+        return -FI_EBADFLAGS;
+      }
+      if (flags & FI_TRANSMIT) {
+        ep.tx_cq = cq;
+        ep.tx_bind_flags = flags;
+        ++cq->refs;
+      }
+      if (flags & FI_RECV) {
+        ep.rx_cq = cq;
+        ep.rx_bind_flags = flags;
+        ++cq->refs;
+      }
+      cq->endpoints.push_back(&ep);
+      return FI_SUCCESS;
+    }
+    case FI_CLASS_AV:
+      if (ep.av != nullptr) return -FI_EINVAL;
+      ep.av = Owner<Av>(bfid);
+      ++ep.av->refs;
+      return FI_SUCCESS;
+    case FI_CLASS_EQ:
+      return FI_SUCCESS;  // no events for RDM endpoints in this slice
+    default:
+      UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_ep_bind: class %zu not supported\n", bfid->fclass);
+      return -FI_ENOSYS;
+  }
+}
+
+ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
+  const ProviderParams& p = Params();
+  ses::EndpointConfig c;
+  if (p.payload_bytes > 0) {
+    c.payload_bytes = p.payload_bytes;
+    c.pds.max_packet_bytes =
+        std::max(c.pds.max_packet_bytes, p.payload_bytes + ses::EndpointConfig::kMaxSesOverhead + 16);
+  }
+  const bool ordered = ep.info->tx_attr != nullptr && (ep.info->tx_attr->msg_order & FI_ORDER_SAS);
+  c.mode = (p.delivery == "rod" || (p.delivery.empty() && ordered)) ? pds::PdsMode::kRod
+                                                                     : pds::PdsMode::kRud;
+  if (p.rto_floor_us > 0) c.pds.rto.min_rto = std::chrono::microseconds(p.rto_floor_us);
+  if (p.retry_limit >= 0) c.pds.retry_limit = static_cast<uint32_t>(p.retry_limit);
+  c.pid_on_fep = ep.local.pid_on_fep;
+  c.resource_index = ep.local.start_resource_index;
+  return c;
+}
+
+int EpEnable(Endpoint& ep) {
+  if (ep.enabled) return FI_SUCCESS;
+  if (ep.tx_cq == nullptr || ep.rx_cq == nullptr) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: bind a transmit and a receive CQ first\n");
+    return -FI_ENOCQ;
+  }
+  if (ep.av == nullptr) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: bind an AV first\n");
+    return -FI_ENOAV;
+  }
+  UdpIoConfig io;
+  io.bind_addr = ep.local.fabric_address;
+  io.port = ep.local.udp_port;
+  ses::EndpointConfig config = SesConfigFor(ep);
+  // The initiator ID is the UDP port: unique among the endpoints of a host.
+  Result<std::unique_ptr<Progress>> p = [&]() -> Result<std::unique_ptr<Progress>> {
+    UdpIoConfig first = io;
+    auto r = Progress::Create(ep, config, first);
+    return r;
+  }();
+  if (!p.ok()) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: cannot open UDP %s port %u: %s\n",
+                 ep.local.fabric_address.ToString().c_str(), ep.local.udp_port,
+                 p.error().ToString().c_str());
+    return -FI_EADDRINUSE;
+  }
+  ep.progress = std::move(*p);
+  ep.local.udp_port = ep.progress->port();
+  ep.local.initiator_id = ep.local.udp_port;
+  ep.enabled = true;
+  UET_LOG_INFO(FI_LOG_EP_CTRL, "uet: endpoint %s enabled (%s)\n", ep.local.ToString().c_str(),
+               config.mode == pds::PdsMode::kRod ? "ROD" : "RUD");
+  return FI_SUCCESS;
+}
+
+int EpControl(struct fid* fid, int command, void* arg) {
+  Endpoint& ep = Ep(fid);
+  std::lock_guard lock(ep.domain->mu);
+  switch (command) {
+    case FI_ENABLE: return EpEnable(ep);
+    case FI_GETOPSFLAG:
+    case FI_SETOPSFLAG: {
+      if (arg == nullptr) return -FI_EINVAL;
+      uint64_t* flags = static_cast<uint64_t*>(arg);
+      uint64_t& target = (*flags & FI_RECV) ? ep.rx_op_flags : ep.tx_op_flags;
+      if (command == FI_GETOPSFLAG) {
+        *flags = target;
+      } else {
+        target = *flags & ~(FI_TRANSMIT | FI_RECV);
+      }
+      return FI_SUCCESS;
+    }
+    default: return -FI_ENOSYS;
+  }
+}
+
+int EpClose(struct fid* fid) {
+  Endpoint* ep = Owner<Endpoint>(fid);
+  {
+    std::lock_guard lock(ep->domain->mu);
+    for (Cq* cq : {ep->tx_cq, ep->rx_cq}) {
+      if (cq == nullptr) continue;
+      --cq->refs;
+      std::erase(cq->endpoints, ep);
+    }
+    if (ep->av != nullptr) --ep->av->refs;
+    --ep->domain->refs;
+    ep->progress.reset();
+  }
+  fi_freeinfo(ep->info);
+  delete ep;
+  return FI_SUCCESS;
+}
+
+int EpGetname(fid_t fid, void* addr, size_t* addrlen) {
+  Endpoint& ep = Ep(fid);
+  if (addrlen == nullptr) return -FI_EINVAL;
+  std::lock_guard lock(ep.domain->mu);
+  std::vector<std::byte> blob(ep.local.WireSize());
+  ByteWriter w(blob);
+  if (!ep.local.Serialize(w).ok()) return -FI_EINVAL;
+  const size_t have = *addrlen;
+  *addrlen = blob.size();
+  if (addr == nullptr || have < blob.size()) return -FI_ETOOSMALL;
+  std::memcpy(addr, blob.data(), blob.size());
+  return FI_SUCCESS;
+}
+
+int EpSetname(fid_t fid, void* addr, size_t addrlen) {
+  Endpoint& ep = Ep(fid);
+  std::lock_guard lock(ep.domain->mu);
+  if (ep.enabled) return -FI_EOPBADSTATE;
+  Result<EndpointAddress> a =
+      EndpointAddress::ParseBlob(std::span(static_cast<const std::byte*>(addr), addrlen));
+  if (!a.ok()) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_setname: %s\n", a.error().ToString().c_str());
+    return -FI_EINVAL;
+  }
+  ep.local = *a;
+  return FI_SUCCESS;
+}
+
+ssize_t EpCancel(fid_t fid, void* context) {
+  Endpoint& ep = Ep(fid);
+  std::lock_guard lock(ep.domain->mu);
+  if (!ep.progress) return -FI_ENOENT;
+  bool tagged = false;
+  const uint64_t id = ep.progress->FindRecv(context, &tagged);
+  if (id == 0 || !ep.progress->ses().CancelRecv(id, tagged)) return -FI_ENOENT;
+  return FI_SUCCESS;
+}
+
+int EpGetopt(fid_t fid, int level, int optname, void* optval, size_t* optlen) {
+  Endpoint& ep = Ep(fid);
+  if (level != FI_OPT_ENDPOINT || optval == nullptr || optlen == nullptr) return -FI_ENOPROTOOPT;
+  if (optname == FI_OPT_MIN_MULTI_RECV && *optlen >= sizeof(size_t)) {
+    *static_cast<size_t*>(optval) = ep.min_multi_recv;
+    *optlen = sizeof(size_t);
+    return FI_SUCCESS;
+  }
+  return -FI_ENOPROTOOPT;
+}
+
+int EpSetopt(fid_t fid, int level, int optname, const void* optval, size_t optlen) {
+  Endpoint& ep = Ep(fid);
+  if (level != FI_OPT_ENDPOINT || optval == nullptr) return -FI_ENOPROTOOPT;
+  if (optname == FI_OPT_MIN_MULTI_RECV && optlen == sizeof(size_t)) {
+    ep.min_multi_recv = *static_cast<const size_t*>(optval);
+    return FI_SUCCESS;
+  }
+  return -FI_ENOPROTOOPT;
+}
+
+ssize_t EpSizeLeft(struct fid_ep* fid) {
+  (void)fid;
+  return 1024;
+}
+
+struct fi_ops g_ep_fi_ops = {
+    .size = sizeof(struct fi_ops),
+    .close = EpClose,
+    .bind = EpBind,
+    .control = EpControl,
+    .ops_open = UET_STUB(fi_ops, ops_open),
+    .tostr = UET_STUB(fi_ops, tostr),
+    .ops_set = UET_STUB(fi_ops, ops_set),
+};
+
+struct fi_ops_ep g_ep_ops = {
+    .size = sizeof(struct fi_ops_ep),
+    .cancel = EpCancel,
+    .getopt = EpGetopt,
+    .setopt = EpSetopt,
+    .tx_ctx = UET_STUB(fi_ops_ep, tx_ctx),
+    .rx_ctx = UET_STUB(fi_ops_ep, rx_ctx),
+    .rx_size_left = EpSizeLeft,
+    .tx_size_left = EpSizeLeft,
+};
+
+struct fi_ops_cm g_cm_ops = {
+    .size = sizeof(struct fi_ops_cm),
+    .setname = EpSetname,
+    .getname = EpGetname,
+    .getpeer = UET_STUB(fi_ops_cm, getpeer),
+    .connect = UET_STUB(fi_ops_cm, connect),
+    .listen = UET_STUB(fi_ops_cm, listen),
+    .accept = UET_STUB(fi_ops_cm, accept),
+    .reject = UET_STUB(fi_ops_cm, reject),
+    .shutdown = UET_STUB(fi_ops_cm, shutdown),
+    .join = UET_STUB(fi_ops_cm, join),
+};
+
+}  // namespace
+
+int EndpointOpen(struct fid_domain* domain, struct fi_info* info, struct fid_ep** ep,
+                 void* context) {
+  if (domain == nullptr || info == nullptr || ep == nullptr) return -FI_EINVAL;
+  if (info->ep_attr != nullptr && info->ep_attr->type != FI_EP_RDM) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_endpoint: only FI_EP_RDM in this version\n");
+    return -FI_ENOPROTOOPT;
+  }
+  Endpoint* e = new (std::nothrow) Endpoint();
+  if (e == nullptr) return -FI_ENOMEM;
+  e->domain = Owner<Domain>(domain);
+  e->info = fi_dupinfo(info);
+  if (e->info == nullptr) {
+    delete e;
+    return -FI_ENOMEM;
+  }
+  if (info->src_addr != nullptr) {
+    Result<EndpointAddress> a = EndpointAddress::ParseBlob(
+        std::span(static_cast<const std::byte*>(info->src_addr), info->src_addrlen));
+    if (!a.ok()) {
+      UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_endpoint: src_addr: %s\n",
+                   a.error().ToString().c_str());
+      fi_freeinfo(e->info);
+      delete e;
+      return -FI_EINVAL;
+    }
+    e->local = *a;
+  } else {
+    e->local.fabric_address = *IpAddress::Parse("127.0.0.1");
+    e->local.udp_port = static_cast<uint16_t>(Params().port);
+  }
+  if (info->tx_attr != nullptr) e->tx_op_flags = info->tx_attr->op_flags;
+  if (info->rx_attr != nullptr) e->rx_op_flags = info->rx_attr->op_flags;
+  InitFid(&e->fid.fid, FI_CLASS_EP, context, &g_ep_fi_ops);
+  e->fid.ops = &g_ep_ops;
+  e->fid.cm = &g_cm_ops;
+  e->fid.msg = &g_msg_ops;
+  e->fid.rma = &g_rma_ops;
+  e->fid.tagged = &g_tagged_ops;
+  e->fid.atomic = &g_atomic_ops;
+  e->fid.collective = &g_collective_ops;
+  {
+    std::lock_guard lock(e->domain->mu);
+    ++e->domain->refs;
+  }
+  *ep = &e->fid;
+  return FI_SUCCESS;
+}
+
+}  // namespace uet::prov

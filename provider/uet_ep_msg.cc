@@ -1,0 +1,346 @@
+// fi_ops_msg and fi_ops_tagged of RDM endpoints: each call becomes one SES
+// operation (ses/endpoint.h) whose completion goes to the bound CQ.
+#include <cstring>
+
+// SendArgs/RecvArgs are built with designated initializers naming only what
+// each call sets; the rest keep their defaults on purpose.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+#include "provider/progress.h"
+#include "provider/uet_prov.h"
+
+namespace uet::prov {
+namespace {
+
+Endpoint& Ep(struct fid_ep* fid) { return *Owner<Endpoint>(fid); }
+
+ssize_t ErrnoOf(const Error& e) {
+  switch (e.code) {
+    case Errc::kNoSpace: return -FI_EAGAIN;
+    case Errc::kUnsupported: return -FI_EOPNOTSUPP;
+    case Errc::kNotFound: return -FI_ENOENT;
+    case Errc::kExists: return -FI_EALREADY;
+    case Errc::kTruncated:
+    case Errc::kUnknownType:
+    case Errc::kReservedValue:
+    case Errc::kFieldOverflow:
+    case Errc::kBufferTooSmall:
+    case Errc::kBadVersion:
+    case Errc::kInvalidValue:
+    case Errc::kInvalidArgument:
+      return -FI_EINVAL;
+  }
+  return -FI_EINVAL;
+}
+
+// The AV entry of `addr`, or nullopt (logged).
+std::optional<EndpointAddress> Lookup(const Endpoint& ep, fi_addr_t addr, const char* call) {
+  if (ep.av == nullptr || addr >= ep.av->table.size() || !ep.av->table[addr]) {
+    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: fi_addr %llu is not in the AV\n", call,
+                 static_cast<unsigned long long>(addr));
+    return std::nullopt;
+  }
+  return ep.av->table[addr];
+}
+
+bool Ready(const Endpoint& ep, const char* call) {
+  if (ep.enabled && ep.progress) return true;
+  UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: endpoint not enabled\n", call);
+  return false;
+}
+
+struct SendArgs {
+  const void* buf = nullptr;
+  size_t len = 0;
+  fi_addr_t dest = FI_ADDR_UNSPEC;
+  void* context = nullptr;
+  uint64_t flags = 0;
+  std::optional<uint64_t> data;
+  bool tagged = false;
+  uint64_t tag = 0;
+  bool inject = false;  // no completion at all
+};
+
+ssize_t DoSend(Endpoint& ep, const SendArgs& a, const char* call) {
+  std::lock_guard lock(ep.domain->mu);
+  if (!Ready(ep, call)) return -FI_EOPBADSTATE;
+  if ((a.inject || (a.flags & FI_INJECT)) && a.len > kInjectSize) {
+    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: %zu bytes exceed inject_size %zu\n", call, a.len,
+                 kInjectSize);
+    return -FI_EMSGSIZE;
+  }
+  std::optional<EndpointAddress> peer = Lookup(ep, a.dest, call);
+  if (!peer) return -FI_EINVAL;
+  ep.progress->SetPort(peer->fabric_address, peer->udp_port);
+  OpRecord op;
+  op.user_context = a.context;
+  op.flags = FI_SEND | (a.tagged ? FI_TAGGED : FI_MSG);
+  op.tx = true;
+  op.tagged = a.tagged;
+  op.report_success = !a.inject;
+  if ((ep.tx_bind_flags & FI_SELECTIVE_COMPLETION) && !(a.flags & FI_COMPLETION)) {
+    op.report_success = false;
+  }
+  std::span<const std::byte> data(static_cast<const std::byte*>(a.buf), a.len);
+  if (a.inject || (a.flags & FI_INJECT)) op.owned.assign(data.begin(), data.end());
+  const uint64_t id = ep.progress->AddOp(std::move(op));
+  // The map node is stable: its `owned` bytes stay put until the completion.
+  ses::SendOp s{.peer = ses::Peer{.addr = peer->fabric_address,
+                                  .pid_on_fep = peer->pid_on_fep,
+                                  .resource_index = peer->start_resource_index},
+                .data = data,
+                .tagged = a.tagged,
+                .tag = a.tag,
+                .cq_data = a.data,
+                .delivery_complete = (a.flags & FI_DELIVERY_COMPLETE) != 0,
+                .context = id};
+  if (a.inject || (a.flags & FI_INJECT)) s.data = ep.progress->OwnedBytes(id);
+  Status st = ep.progress->ses().Send(ep.progress->Now(), s);
+  if (!st.ok()) {
+    ep.progress->DropOp(id);
+    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: %s\n", call, st.error().ToString().c_str());
+    return ErrnoOf(st.error());
+  }
+  ep.progress->Flush();
+  return FI_SUCCESS;
+}
+
+struct RecvArgs {
+  void* buf = nullptr;
+  size_t len = 0;
+  fi_addr_t src = FI_ADDR_UNSPEC;
+  void* context = nullptr;
+  uint64_t flags = 0;
+  bool tagged = false;
+  uint64_t tag = 0;
+  uint64_t ignore = 0;
+};
+
+ssize_t DoRecv(Endpoint& ep, const RecvArgs& a, const char* call) {
+  std::lock_guard lock(ep.domain->mu);
+  if (!Ready(ep, call)) return -FI_EOPBADSTATE;
+  std::optional<ses::Source> from;
+  if (a.src != FI_ADDR_UNSPEC && (ep.info->caps & FI_DIRECTED_RECV)) {
+    std::optional<EndpointAddress> peer = Lookup(ep, a.src, call);
+    if (!peer) return -FI_EINVAL;
+    from = ses::Source{.addr = peer->fabric_address, .initiator = peer->initiator_id};
+  }
+  OpRecord op;
+  op.user_context = a.context;
+  op.flags = FI_RECV | (a.tagged ? FI_TAGGED : FI_MSG);
+  op.tx = false;
+  op.tagged = a.tagged;
+  op.buf = static_cast<std::byte*>(a.buf);
+  op.multi_recv = (a.flags & FI_MULTI_RECV) != 0;
+  if ((ep.rx_bind_flags & FI_SELECTIVE_COMPLETION) && !(a.flags & FI_COMPLETION)) {
+    op.report_success = false;
+  }
+  const uint64_t id = ep.progress->AddOp(std::move(op));
+  const ses::PostedRecv r{.buffer = std::span(static_cast<std::byte*>(a.buf), a.len),
+                          .tag = a.tag,
+                          .ignore = a.ignore,
+                          .from = from,
+                          .multi_recv = (a.flags & FI_MULTI_RECV) != 0,
+                          .min_free = ep.min_multi_recv,
+                          .context = id};
+  Status st = ep.progress->ses().PostRecv(ep.progress->Now(), r, a.tagged);
+  if (!st.ok()) {
+    ep.progress->DropOp(id);
+    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: %s\n", call, st.error().ToString().c_str());
+    return ErrnoOf(st.error());
+  }
+  ep.progress->Flush();
+  return FI_SUCCESS;
+}
+
+bool OneIov(size_t count, const char* call) {
+  if (count <= 1) return true;
+  UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: %zu iovecs (iov_limit is 1)\n", call, count);
+  return false;
+}
+
+// ---- fi_ops_msg ----
+
+ssize_t MsgRecv(struct fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src,
+                void* context) {
+  (void)desc;
+  return DoRecv(Ep(ep), RecvArgs{.buf = buf, .len = len, .src = src, .context = context,
+                                 .flags = Ep(ep).rx_op_flags},
+                "fi_recv");
+}
+
+ssize_t MsgRecvv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t count,
+                 fi_addr_t src, void* context) {
+  (void)desc;
+  if (!OneIov(count, "fi_recvv")) return -FI_EINVAL;
+  return DoRecv(Ep(ep), RecvArgs{.buf = count ? iov[0].iov_base : nullptr,
+                                 .len = count ? iov[0].iov_len : 0, .src = src,
+                                 .context = context, .flags = Ep(ep).rx_op_flags},
+                "fi_recvv");
+}
+
+ssize_t MsgRecvmsg(struct fid_ep* ep, const struct fi_msg* msg, uint64_t flags) {
+  if (msg == nullptr || !OneIov(msg->iov_count, "fi_recvmsg")) return -FI_EINVAL;
+  return DoRecv(Ep(ep), RecvArgs{.buf = msg->iov_count ? msg->msg_iov[0].iov_base : nullptr,
+                                 .len = msg->iov_count ? msg->msg_iov[0].iov_len : 0,
+                                 .src = msg->addr, .context = msg->context, .flags = flags},
+                "fi_recvmsg");
+}
+
+ssize_t MsgSend(struct fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t dest,
+                void* context) {
+  (void)desc;
+  return DoSend(Ep(ep), SendArgs{.buf = buf, .len = len, .dest = dest, .context = context,
+                                 .flags = Ep(ep).tx_op_flags},
+                "fi_send");
+}
+
+ssize_t MsgSendv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t count,
+                 fi_addr_t dest, void* context) {
+  (void)desc;
+  if (!OneIov(count, "fi_sendv")) return -FI_EINVAL;
+  return DoSend(Ep(ep), SendArgs{.buf = count ? iov[0].iov_base : nullptr,
+                                 .len = count ? iov[0].iov_len : 0, .dest = dest,
+                                 .context = context, .flags = Ep(ep).tx_op_flags},
+                "fi_sendv");
+}
+
+ssize_t MsgSendmsg(struct fid_ep* ep, const struct fi_msg* msg, uint64_t flags) {
+  if (msg == nullptr || !OneIov(msg->iov_count, "fi_sendmsg")) return -FI_EINVAL;
+  SendArgs a{.buf = msg->iov_count ? msg->msg_iov[0].iov_base : nullptr,
+             .len = msg->iov_count ? msg->msg_iov[0].iov_len : 0, .dest = msg->addr,
+             .context = msg->context, .flags = flags};
+  if (flags & FI_REMOTE_CQ_DATA) a.data = msg->data;
+  return DoSend(Ep(ep), a, "fi_sendmsg");
+}
+
+ssize_t MsgInject(struct fid_ep* ep, const void* buf, size_t len, fi_addr_t dest) {
+  return DoSend(Ep(ep), SendArgs{.buf = buf, .len = len, .dest = dest, .inject = true},
+                "fi_inject");
+}
+
+ssize_t MsgSenddata(struct fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data,
+                    fi_addr_t dest, void* context) {
+  (void)desc;
+  return DoSend(Ep(ep), SendArgs{.buf = buf, .len = len, .dest = dest, .context = context,
+                                 .flags = Ep(ep).tx_op_flags, .data = data},
+                "fi_senddata");
+}
+
+ssize_t MsgInjectdata(struct fid_ep* ep, const void* buf, size_t len, uint64_t data,
+                      fi_addr_t dest) {
+  return DoSend(Ep(ep), SendArgs{.buf = buf, .len = len, .dest = dest, .data = data,
+                                 .inject = true},
+                "fi_injectdata");
+}
+
+// ---- fi_ops_tagged ----
+
+ssize_t TRecv(struct fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src,
+              uint64_t tag, uint64_t ignore, void* context) {
+  (void)desc;
+  return DoRecv(Ep(ep), RecvArgs{.buf = buf, .len = len, .src = src, .context = context,
+                                 .flags = Ep(ep).rx_op_flags, .tagged = true, .tag = tag,
+                                 .ignore = ignore},
+                "fi_trecv");
+}
+
+ssize_t TRecvv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t count,
+               fi_addr_t src, uint64_t tag, uint64_t ignore, void* context) {
+  (void)desc;
+  if (!OneIov(count, "fi_trecvv")) return -FI_EINVAL;
+  return DoRecv(Ep(ep), RecvArgs{.buf = count ? iov[0].iov_base : nullptr,
+                                 .len = count ? iov[0].iov_len : 0, .src = src,
+                                 .context = context, .flags = Ep(ep).rx_op_flags,
+                                 .tagged = true, .tag = tag, .ignore = ignore},
+                "fi_trecvv");
+}
+
+ssize_t TRecvmsg(struct fid_ep* ep, const struct fi_msg_tagged* msg, uint64_t flags) {
+  if (msg == nullptr || !OneIov(msg->iov_count, "fi_trecvmsg")) return -FI_EINVAL;
+  return DoRecv(Ep(ep), RecvArgs{.buf = msg->iov_count ? msg->msg_iov[0].iov_base : nullptr,
+                                 .len = msg->iov_count ? msg->msg_iov[0].iov_len : 0,
+                                 .src = msg->addr, .context = msg->context, .flags = flags,
+                                 .tagged = true, .tag = msg->tag, .ignore = msg->ignore},
+                "fi_trecvmsg");
+}
+
+ssize_t TSend(struct fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t dest,
+              uint64_t tag, void* context) {
+  (void)desc;
+  return DoSend(Ep(ep), SendArgs{.buf = buf, .len = len, .dest = dest, .context = context,
+                                 .flags = Ep(ep).tx_op_flags, .tagged = true, .tag = tag},
+                "fi_tsend");
+}
+
+ssize_t TSendv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t count,
+               fi_addr_t dest, uint64_t tag, void* context) {
+  (void)desc;
+  if (!OneIov(count, "fi_tsendv")) return -FI_EINVAL;
+  return DoSend(Ep(ep), SendArgs{.buf = count ? iov[0].iov_base : nullptr,
+                                 .len = count ? iov[0].iov_len : 0, .dest = dest,
+                                 .context = context, .flags = Ep(ep).tx_op_flags,
+                                 .tagged = true, .tag = tag},
+                "fi_tsendv");
+}
+
+ssize_t TSendmsg(struct fid_ep* ep, const struct fi_msg_tagged* msg, uint64_t flags) {
+  if (msg == nullptr || !OneIov(msg->iov_count, "fi_tsendmsg")) return -FI_EINVAL;
+  SendArgs a{.buf = msg->iov_count ? msg->msg_iov[0].iov_base : nullptr,
+             .len = msg->iov_count ? msg->msg_iov[0].iov_len : 0, .dest = msg->addr,
+             .context = msg->context, .flags = flags, .tagged = true, .tag = msg->tag};
+  if (flags & FI_REMOTE_CQ_DATA) a.data = msg->data;
+  return DoSend(Ep(ep), a, "fi_tsendmsg");
+}
+
+ssize_t TInject(struct fid_ep* ep, const void* buf, size_t len, fi_addr_t dest, uint64_t tag) {
+  return DoSend(Ep(ep), SendArgs{.buf = buf, .len = len, .dest = dest, .tagged = true,
+                                 .tag = tag, .inject = true},
+                "fi_tinject");
+}
+
+ssize_t TSenddata(struct fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data,
+                  fi_addr_t dest, uint64_t tag, void* context) {
+  (void)desc;
+  return DoSend(Ep(ep), SendArgs{.buf = buf, .len = len, .dest = dest, .context = context,
+                                 .flags = Ep(ep).tx_op_flags, .data = data, .tagged = true,
+                                 .tag = tag},
+                "fi_tsenddata");
+}
+
+ssize_t TInjectdata(struct fid_ep* ep, const void* buf, size_t len, uint64_t data,
+                    fi_addr_t dest, uint64_t tag) {
+  return DoSend(Ep(ep), SendArgs{.buf = buf, .len = len, .dest = dest, .data = data,
+                                 .tagged = true, .tag = tag, .inject = true},
+                "fi_tinjectdata");
+}
+
+}  // namespace
+
+struct fi_ops_msg g_msg_ops = {
+    .size = sizeof(struct fi_ops_msg),
+    .recv = MsgRecv,
+    .recvv = MsgRecvv,
+    .recvmsg = MsgRecvmsg,
+    .send = MsgSend,
+    .sendv = MsgSendv,
+    .sendmsg = MsgSendmsg,
+    .inject = MsgInject,
+    .senddata = MsgSenddata,
+    .injectdata = MsgInjectdata,
+};
+
+struct fi_ops_tagged g_tagged_ops = {
+    .size = sizeof(struct fi_ops_tagged),
+    .recv = TRecv,
+    .recvv = TRecvv,
+    .recvmsg = TRecvmsg,
+    .send = TSend,
+    .sendv = TSendv,
+    .sendmsg = TSendmsg,
+    .inject = TInject,
+    .senddata = TSenddata,
+    .injectdata = TInjectdata,
+};
+
+}  // namespace uet::prov

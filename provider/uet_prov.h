@@ -1,0 +1,196 @@
+// The libfabric provider `uet`: the C objects libfabric sees, each a struct
+// whose first member is the libfabric fid, over the C++ stack
+// (spec-notes/provider.md).
+//
+// Locking (written once, here): every object belongs to one domain; every
+// entry point that touches domain state (endpoints, CQs, AVs, MRs and the
+// progress of the endpoints) holds the domain's mutex for its whole call.
+// Upcalls from the SES endpoint (completions) run under that mutex too, so a
+// CQ is only ever touched with it held. That gives FI_THREAD_SAFE; the
+// cheaper threading levels take the same lock (uncontended, ~20 ns).
+//
+// No C++ exception crosses a C entry point: the only throwing operations are
+// allocations, caught in the functions that create objects (-FI_ENOMEM).
+#pragma once
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "provider/uet_info.h"
+#include "uet/endpoint_address.h"
+
+namespace uet::prov {
+
+extern struct fi_provider g_provider;
+
+#define UET_LOG_WARN(subsys, ...) FI_WARN(&::uet::prov::g_provider, subsys, __VA_ARGS__)
+#define UET_LOG_INFO(subsys, ...) FI_INFO(&::uet::prov::g_provider, subsys, __VA_ARGS__)
+#define UET_LOG_DEBUG(subsys, ...) FI_DBG(&::uet::prov::g_provider, subsys, __VA_ARGS__)
+
+// Knobs, read once from fi_param (shown by `fi_info -e`).
+struct ProviderParams {
+  std::string addr;            // FI_UET_ADDR: local IP to bind
+  int port = 4793;             // FI_UET_PORT: UDP port (0: ephemeral)
+  size_t payload_bytes = 0;    // FI_UET_PAYLOAD: payload per packet (0: default)
+  std::string delivery;        // FI_UET_DELIVERY: "rud" or "rod" ("": rod if ordering asked)
+  int rto_floor_us = 0;        // FI_UET_RTO_FLOOR_US (0: PDS default)
+  int retry_limit = -1;        // FI_UET_RETRY_LIMIT (-1: PDS default)
+};
+const ProviderParams& Params();
+InfoConfig InfoConfigFromParams();
+
+// Stubs for op slots this provider does not implement: every slot of every
+// ops table holds a function (libfabric's inline wrappers do not check).
+// `UET_STUB(fi_ops_fabric, passive_ep)` is a function of that slot's type
+// returning -FI_ENOSYS.
+template <typename F>
+struct Stub;
+template <typename R, typename... A>
+struct Stub<R (*)(A...)> {
+  static R Fn(A...) { return static_cast<R>(-FI_ENOSYS); }
+};
+#define UET_STUB(ops_type, member) ::uet::prov::Stub<decltype(ops_type::member)>::Fn
+
+// A fid's owner, from its embedded fid_* (the first member).
+template <typename T, typename F>
+T* Owner(F* fid) {
+  return reinterpret_cast<T*>(fid);
+}
+
+struct Domain;
+struct Endpoint;
+
+struct Fabric {
+  struct fid_fabric fid {};
+  std::string name;
+};
+
+struct Eq {
+  struct fid_eq fid {};
+  Fabric* fabric = nullptr;
+  std::mutex mu;
+  std::condition_variable cv;
+  struct Event {
+    uint32_t event;
+    std::vector<uint8_t> bytes;
+  };
+  std::deque<Event> events;
+};
+
+struct Domain {
+  struct fid_domain fid {};
+  Fabric* fabric = nullptr;
+  std::mutex mu;
+  struct fi_info* info = nullptr;  // fi_dupinfo of the info it was opened with
+  uint64_t next_mr_key = 1;
+  int refs = 0;                    // objects opened on it
+};
+
+// The completion a CQ hands out (the largest format), plus error detail.
+struct CqEntry {
+  struct fi_cq_tagged_entry entry {};
+  fi_addr_t src = FI_ADDR_NOTAVAIL;
+};
+struct CqError {
+  struct fi_cq_err_entry err {};
+  fi_addr_t src = FI_ADDR_NOTAVAIL;
+  std::string text;  // err_data: Completion::Describe()
+};
+
+struct Cq {
+  struct fid_cq fid {};
+  Domain* domain = nullptr;
+  enum fi_cq_format format = FI_CQ_FORMAT_CONTEXT;
+  size_t size = 0;
+  std::deque<CqEntry> entries;
+  std::deque<CqError> errors;
+  std::string last_error_text;     // owned copy handed out by readerr
+  std::vector<Endpoint*> endpoints;  // bound: progressed by reads
+  int refs = 0;
+};
+
+struct Av {
+  struct fid_av fid {};
+  Domain* domain = nullptr;
+  enum fi_av_type type = FI_AV_TABLE;
+  std::vector<std::optional<EndpointAddress>> table;  // fi_addr_t = index
+  int refs = 0;
+  // fi_addr_t of an address, FI_ADDR_NOTAVAIL if absent (directed receive,
+  // FI_SOURCE).
+  fi_addr_t Find(const IpAddress& ip, uint32_t initiator) const;
+};
+
+struct Mr {
+  struct fid_mr fid {};
+  Domain* domain = nullptr;
+  void* buf = nullptr;
+  size_t len = 0;
+  uint64_t access = 0;
+};
+
+class Progress;
+
+struct Endpoint {
+  struct fid_ep fid {};
+  Domain* domain = nullptr;
+  struct fi_info* info = nullptr;
+  Cq* tx_cq = nullptr;
+  Cq* rx_cq = nullptr;
+  uint64_t tx_bind_flags = 0;
+  uint64_t rx_bind_flags = 0;
+  Av* av = nullptr;
+  bool enabled = false;
+  EndpointAddress local;          // what fi_getname returns
+  std::unique_ptr<Progress> progress;  // created by fi_enable
+  uint64_t tx_op_flags = 0;
+  uint64_t rx_op_flags = 0;
+  size_t min_multi_recv = 0;
+};
+
+// Sets a fid's common fields.
+void InitFid(struct fid* fid, size_t fclass, void* context, struct fi_ops* ops);
+
+// libfabric object entry points that other files open.
+int FabricOpen(struct fi_fabric_attr* attr, struct fid_fabric** fabric, void* context);
+int DomainOpen(struct fid_fabric* fabric, struct fi_info* info, struct fid_domain** domain,
+               void* context);
+int EqOpen(struct fid_fabric* fabric, struct fi_eq_attr* attr, struct fid_eq** eq,
+           void* context);
+int CqOpen(struct fid_domain* domain, struct fi_cq_attr* attr, struct fid_cq** cq,
+           void* context);
+int AvOpen(struct fid_domain* domain, struct fi_av_attr* attr, struct fid_av** av,
+           void* context);
+int MrReg(struct fid* fid, const void* buf, size_t len, uint64_t access, uint64_t offset,
+          uint64_t requested_key, uint64_t flags, struct fid_mr** mr, void* context);
+int MrRegv(struct fid* fid, const struct iovec* iov, size_t count, uint64_t access,
+           uint64_t offset, uint64_t requested_key, uint64_t flags, struct fid_mr** mr,
+           void* context);
+int MrRegattr(struct fid* fid, const struct fi_mr_attr* attr, uint64_t flags,
+              struct fid_mr** mr);
+int EndpointOpen(struct fid_domain* domain, struct fi_info* info, struct fid_ep** ep,
+                 void* context);
+
+// CQ side of completions (uet_cq.cc); call with the domain mutex held.
+void CqPush(Cq& cq, const CqEntry& e);
+void CqPushError(Cq& cq, CqError e);
+// Drives every endpoint bound to the CQ once.
+void CqProgress(Cq& cq);
+
+}  // namespace uet::prov
