@@ -15,6 +15,10 @@ Result<std::unique_ptr<Progress>> Progress::Create(Endpoint& ep,
   std::unique_ptr<Progress> p(new Progress(ep, std::move(io), seed));
   ses::EndpointConfig c = config;
   c.pds.local = p->io_->local_addr();
+  // The initiator ID is the UDP port (known only now when it is ephemeral):
+  // what fi_getname advertises, so targets can name us (FI_SOURCE, directed
+  // receives).
+  c.initiator_id = p->io_->local_port();
   UET_ASSIGN_OR_RETURN(p->ses_, ses::Endpoint::Create(c, p->random_, *p, *p));
   p->default_port_ = Params().port > 0 ? static_cast<uint16_t>(Params().port) : 4793;
   return p;
@@ -87,9 +91,45 @@ int FiErrorOf(const ses::Completion& c) {
   return FI_EIO;
 }
 
+void Progress::OnRemoteWrite(const ses::Completion& c) {
+  // A write with remote CQ data was placed (context 0: no posted receive is
+  // consumed, we do not ask FI_RX_CQ_DATA). Always reported, whatever the
+  // receive CQ's selective-completion binding.
+  Cq* cq = ep_.rx_cq;
+  if (cq == nullptr) return;
+  const fi_addr_t src = ep_.av != nullptr ? ep_.av->Find(c.peer, c.initiator) : FI_ADDR_NOTAVAIL;
+  uint64_t flags = FI_REMOTE_WRITE | FI_RMA;
+  if (c.cq_data) flags |= FI_REMOTE_CQ_DATA;
+  if (c.status == ses::CompletionStatus::kOk) {
+    CqEntry e;
+    e.entry.op_context = nullptr;
+    e.entry.flags = flags;
+    e.entry.len = c.length;
+    e.entry.buf = nullptr;
+    e.entry.data = c.cq_data.value_or(0);
+    e.src = src;
+    CqPush(*cq, e);
+    return;
+  }
+  CqError e;
+  e.err.flags = flags;
+  e.err.len = c.length;
+  e.err.data = c.cq_data.value_or(0);
+  e.err.err = FiErrorOf(c);
+  e.err.prov_errno = static_cast<int>(c.rc);
+  e.src = src;
+  e.text = c.Describe();
+  UET_LOG_INFO(FI_LOG_CQ, "%s\n", e.text.c_str());
+  CqPushError(*cq, std::move(e));
+}
+
 void Progress::OnCompletion(const ses::Completion& c) {
+  if (c.kind == ses::OpKind::kRemoteWrite) {
+    OnRemoteWrite(c);
+    return;
+  }
   auto it = ops_.find(c.context);
-  if (it == ops_.end()) return;  // e.g. a remote write event (no RMA in this slice)
+  if (it == ops_.end()) return;
   OpRecord& op = it->second;
   Cq* cq = op.tx ? ep_.tx_cq : ep_.rx_cq;
   uint64_t flags = op.flags;

@@ -70,6 +70,8 @@ class Progress final : public pds::PacketSink, public ses::EndpointEvents {
   void Send(const IpAddress& dst, std::span<const std::byte> packet) override;
   // ses::EndpointEvents
   void OnCompletion(const ses::Completion& c) override;
+  // The target side of a write with remote CQ data: a receive-CQ entry.
+  void OnRemoteWrite(const ses::Completion& c);
 
   Endpoint& ep_;
   std::unique_ptr<UdpIo> io_;

@@ -1,5 +1,6 @@
 // fid_domain: owns the lock of everything opened on it (uet_prov.h), opens
-// CQs, AVs, endpoints and memory registrations.
+// CQs, AVs, endpoints and memory registrations. fi_query_atomic is in
+// uet_ep_atomic.cc.
 #include <new>
 
 #include "provider/uet_prov.h"
@@ -42,7 +43,7 @@ struct fi_ops_domain g_domain_ops = {
     .poll_open = UET_STUB(fi_ops_domain, poll_open),
     .stx_ctx = UET_STUB(fi_ops_domain, stx_ctx),
     .srx_ctx = UET_STUB(fi_ops_domain, srx_ctx),
-    .query_atomic = UET_STUB(fi_ops_domain, query_atomic),
+    .query_atomic = QueryAtomic,
     .query_collective = UET_STUB(fi_ops_domain, query_collective),
     .endpoint2 = UET_STUB(fi_ops_domain, endpoint2),
 };
@@ -73,6 +74,10 @@ int DomainOpen(struct fid_fabric* fabric, struct fi_info* info, struct fid_domai
     delete d;
     return -FI_ENOMEM;
   }
+  // FI_MR_PROV_KEY (FI_MR_BASIC implies it): the domain picks MR keys;
+  // otherwise the application's requested_key is the key (uet_mr.cc).
+  d->prov_keys = info->domain_attr != nullptr &&
+                 (EffectiveMrMode(info->domain_attr->mr_mode) & FI_MR_PROV_KEY) != 0;
   InitFid(&d->fid.fid, FI_CLASS_DOMAIN, context, &g_domain_fi_ops);
   d->fid.ops = &g_domain_ops;
   d->fid.mr = &g_mr_ops;

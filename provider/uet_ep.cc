@@ -1,5 +1,6 @@
 // fid_ep (RDM): open, bind, enable, names, options, cancel. The data ops are
-// in uet_ep_msg.cc; RMA, atomic and collective slots are stubs in this slice.
+// in uet_ep_msg.cc (msg, tagged), uet_ep_rma.cc and uet_ep_atomic.cc; the
+// collective slots are stubs.
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_collective.h>
 #include <rdma/fi_rma.h>
@@ -15,25 +16,11 @@ namespace uet::prov {
 
 extern struct fi_ops_msg g_msg_ops;
 extern struct fi_ops_tagged g_tagged_ops;
+extern struct fi_ops_rma g_rma_ops;        // uet_ep_rma.cc
+extern struct fi_ops_atomic g_atomic_ops;  // uet_ep_atomic.cc
 
 namespace {
 
-#define UET_STUB_RMA(m) .m = UET_STUB(fi_ops_rma, m)
-struct fi_ops_rma g_rma_ops = {
-    .size = sizeof(struct fi_ops_rma),
-    UET_STUB_RMA(read), UET_STUB_RMA(readv), UET_STUB_RMA(readmsg), UET_STUB_RMA(write),
-    UET_STUB_RMA(writev), UET_STUB_RMA(writemsg), UET_STUB_RMA(inject),
-    UET_STUB_RMA(writedata), UET_STUB_RMA(injectdata),
-};
-#define UET_STUB_ATOMIC(m) .m = UET_STUB(fi_ops_atomic, m)
-struct fi_ops_atomic g_atomic_ops = {
-    .size = sizeof(struct fi_ops_atomic),
-    UET_STUB_ATOMIC(write), UET_STUB_ATOMIC(writev), UET_STUB_ATOMIC(writemsg),
-    UET_STUB_ATOMIC(inject), UET_STUB_ATOMIC(readwrite), UET_STUB_ATOMIC(readwritev),
-    UET_STUB_ATOMIC(readwritemsg), UET_STUB_ATOMIC(compwrite), UET_STUB_ATOMIC(compwritev),
-    UET_STUB_ATOMIC(compwritemsg), UET_STUB_ATOMIC(writevalid),
-    UET_STUB_ATOMIC(readwritevalid), UET_STUB_ATOMIC(compwritevalid),
-};
 #define UET_STUB_COLL(m) .m = UET_STUB(fi_ops_collective, m)
 struct fi_ops_collective g_collective_ops = {
     .size = sizeof(struct fi_ops_collective),
@@ -93,7 +80,9 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
     c.pds.max_packet_bytes =
         std::max(c.pds.max_packet_bytes, p.payload_bytes + ses::EndpointConfig::kMaxSesOverhead + 16);
   }
-  const bool ordered = ep.info->tx_attr != nullptr && (ep.info->tx_attr->msg_order & FI_ORDER_SAS);
+  // Any ordering asked for (send-after-send, RMA/atomic read/write orders)
+  // needs ROD: RUD may place a later operation first when a packet is lost.
+  const bool ordered = ep.info->tx_attr != nullptr && (ep.info->tx_attr->msg_order & kMsgOrder);
   c.mode = (p.delivery == "rod" || (p.delivery.empty() && ordered)) ? pds::PdsMode::kRod
                                                                      : pds::PdsMode::kRud;
   if (p.rto_floor_us > 0) c.pds.rto.min_rto = std::chrono::microseconds(p.rto_floor_us);
@@ -132,6 +121,11 @@ int EpEnable(Endpoint& ep) {
   ep.progress = std::move(*p);
   ep.local.udp_port = ep.progress->port();
   ep.local.initiator_id = ep.local.udp_port;
+  // The domain's memory registrations, under their keys (uet_mr.cc).
+  if (const int rc = RegisterDomainMrs(ep); rc != FI_SUCCESS) {
+    ep.progress.reset();
+    return rc;
+  }
   ep.enabled = true;
   UET_LOG_INFO(FI_LOG_EP_CTRL, "uet: endpoint %s enabled (%s)\n", ep.local.ToString().c_str(),
                config.mode == pds::PdsMode::kRod ? "ROD" : "RUD");
@@ -142,7 +136,16 @@ int EpControl(struct fid* fid, int command, void* arg) {
   Endpoint& ep = Ep(fid);
   std::lock_guard lock(ep.domain->mu);
   switch (command) {
-    case FI_ENABLE: return EpEnable(ep);
+    case FI_ENABLE:
+      try {
+        return EpEnable(ep);
+      } catch (const std::bad_alloc&) {
+        ep.progress.reset();
+        return -FI_ENOMEM;
+      } catch (...) {
+        ep.progress.reset();
+        return -FI_EOTHER;
+      }
     case FI_GETOPSFLAG:
     case FI_SETOPSFLAG: {
       if (arg == nullptr) return -FI_EINVAL;
@@ -169,6 +172,7 @@ int EpClose(struct fid* fid) {
       std::erase(cq->endpoints, ep);
     }
     if (ep->av != nullptr) --ep->av->refs;
+    std::erase(ep->domain->endpoints, ep);
     --ep->domain->refs;
     ep->progress.reset();
   }
@@ -319,6 +323,13 @@ int EndpointOpen(struct fid_domain* domain, struct fi_info* info, struct fid_ep*
   e->fid.collective = &g_collective_ops;
   {
     std::lock_guard lock(e->domain->mu);
+    try {
+      e->domain->endpoints.push_back(e);
+    } catch (const std::bad_alloc&) {
+      fi_freeinfo(e->info);
+      delete e;
+      return -FI_ENOMEM;
+    }
     ++e->domain->refs;
   }
   *ep = &e->fid;

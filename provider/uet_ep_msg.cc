@@ -1,53 +1,20 @@
 // fi_ops_msg and fi_ops_tagged of RDM endpoints: each call becomes one SES
 // operation (ses/endpoint.h) whose completion goes to the bound CQ.
 #include <cstring>
+#include <new>
 
 // SendArgs/RecvArgs are built with designated initializers naming only what
 // each call sets; the rest keep their defaults on purpose.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 #include "provider/progress.h"
+#include "provider/uet_ep_ops.h"
 #include "provider/uet_prov.h"
 
 namespace uet::prov {
 namespace {
 
 Endpoint& Ep(struct fid_ep* fid) { return *Owner<Endpoint>(fid); }
-
-ssize_t ErrnoOf(const Error& e) {
-  switch (e.code) {
-    case Errc::kNoSpace: return -FI_EAGAIN;
-    case Errc::kUnsupported: return -FI_EOPNOTSUPP;
-    case Errc::kNotFound: return -FI_ENOENT;
-    case Errc::kExists: return -FI_EALREADY;
-    case Errc::kTruncated:
-    case Errc::kUnknownType:
-    case Errc::kReservedValue:
-    case Errc::kFieldOverflow:
-    case Errc::kBufferTooSmall:
-    case Errc::kBadVersion:
-    case Errc::kInvalidValue:
-    case Errc::kInvalidArgument:
-      return -FI_EINVAL;
-  }
-  return -FI_EINVAL;
-}
-
-// The AV entry of `addr`, or nullopt (logged).
-std::optional<EndpointAddress> Lookup(const Endpoint& ep, fi_addr_t addr, const char* call) {
-  if (ep.av == nullptr || addr >= ep.av->table.size() || !ep.av->table[addr]) {
-    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: fi_addr %llu is not in the AV\n", call,
-                 static_cast<unsigned long long>(addr));
-    return std::nullopt;
-  }
-  return ep.av->table[addr];
-}
-
-bool Ready(const Endpoint& ep, const char* call) {
-  if (ep.enabled && ep.progress) return true;
-  UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: endpoint not enabled\n", call);
-  return false;
-}
 
 struct SendArgs {
   const void* buf = nullptr;
@@ -61,15 +28,15 @@ struct SendArgs {
   bool inject = false;  // no completion at all
 };
 
-ssize_t DoSend(Endpoint& ep, const SendArgs& a, const char* call) {
+ssize_t SendImpl(Endpoint& ep, const SendArgs& a, const char* call) {
   std::lock_guard lock(ep.domain->mu);
-  if (!Ready(ep, call)) return -FI_EOPBADSTATE;
+  if (!EpReady(ep, call)) return -FI_EOPBADSTATE;
   if ((a.inject || (a.flags & FI_INJECT)) && a.len > kInjectSize) {
     UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: %zu bytes exceed inject_size %zu\n", call, a.len,
                  kInjectSize);
     return -FI_EMSGSIZE;
   }
-  std::optional<EndpointAddress> peer = Lookup(ep, a.dest, call);
+  std::optional<EndpointAddress> peer = LookupPeer(ep, a.dest, call);
   if (!peer) return -FI_EINVAL;
   ep.progress->SetPort(peer->fabric_address, peer->udp_port);
   OpRecord op;
@@ -105,6 +72,17 @@ ssize_t DoSend(Endpoint& ep, const SendArgs& a, const char* call) {
   return FI_SUCCESS;
 }
 
+// C entry points let no exception out (allocation failures: -FI_ENOMEM).
+ssize_t DoSend(Endpoint& ep, const SendArgs& a, const char* call) {
+  try {
+    return SendImpl(ep, a, call);
+  } catch (const std::bad_alloc&) {
+    return -FI_ENOMEM;
+  } catch (...) {
+    return -FI_EOTHER;
+  }
+}
+
 struct RecvArgs {
   void* buf = nullptr;
   size_t len = 0;
@@ -116,12 +94,12 @@ struct RecvArgs {
   uint64_t ignore = 0;
 };
 
-ssize_t DoRecv(Endpoint& ep, const RecvArgs& a, const char* call) {
+ssize_t RecvImpl(Endpoint& ep, const RecvArgs& a, const char* call) {
   std::lock_guard lock(ep.domain->mu);
-  if (!Ready(ep, call)) return -FI_EOPBADSTATE;
+  if (!EpReady(ep, call)) return -FI_EOPBADSTATE;
   std::optional<ses::Source> from;
   if (a.src != FI_ADDR_UNSPEC && (ep.info->caps & FI_DIRECTED_RECV)) {
-    std::optional<EndpointAddress> peer = Lookup(ep, a.src, call);
+    std::optional<EndpointAddress> peer = LookupPeer(ep, a.src, call);
     if (!peer) return -FI_EINVAL;
     from = ses::Source{.addr = peer->fabric_address, .initiator = peer->initiator_id};
   }
@@ -153,10 +131,35 @@ ssize_t DoRecv(Endpoint& ep, const RecvArgs& a, const char* call) {
   return FI_SUCCESS;
 }
 
+ssize_t DoRecv(Endpoint& ep, const RecvArgs& a, const char* call) {
+  try {
+    return RecvImpl(ep, a, call);
+  } catch (const std::bad_alloc&) {
+    return -FI_ENOMEM;
+  } catch (...) {
+    return -FI_EOTHER;
+  }
+}
+
 bool OneIov(size_t count, const char* call) {
   if (count <= 1) return true;
   UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: %zu iovecs (iov_limit is 1)\n", call, count);
   return false;
+}
+
+// A *msg call's descriptor: present, with at most one iovec (logged).
+template <typename M>
+bool MsgOk(const M* msg, const char* call) {
+  if (msg == nullptr) {
+    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: NULL msg\n", call);
+    return false;
+  }
+  if (msg->iov_count > 0 && msg->msg_iov == nullptr) {
+    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: NULL msg_iov with iov_count %zu\n", call,
+                 msg->iov_count);
+    return false;
+  }
+  return OneIov(msg->iov_count, call);
 }
 
 // ---- fi_ops_msg ----
@@ -180,7 +183,7 @@ ssize_t MsgRecvv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t
 }
 
 ssize_t MsgRecvmsg(struct fid_ep* ep, const struct fi_msg* msg, uint64_t flags) {
-  if (msg == nullptr || !OneIov(msg->iov_count, "fi_recvmsg")) return -FI_EINVAL;
+  if (!MsgOk(msg, "fi_recvmsg")) return -FI_EINVAL;
   return DoRecv(Ep(ep), RecvArgs{.buf = msg->iov_count ? msg->msg_iov[0].iov_base : nullptr,
                                  .len = msg->iov_count ? msg->msg_iov[0].iov_len : 0,
                                  .src = msg->addr, .context = msg->context, .flags = flags},
@@ -206,7 +209,7 @@ ssize_t MsgSendv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t
 }
 
 ssize_t MsgSendmsg(struct fid_ep* ep, const struct fi_msg* msg, uint64_t flags) {
-  if (msg == nullptr || !OneIov(msg->iov_count, "fi_sendmsg")) return -FI_EINVAL;
+  if (!MsgOk(msg, "fi_sendmsg")) return -FI_EINVAL;
   SendArgs a{.buf = msg->iov_count ? msg->msg_iov[0].iov_base : nullptr,
              .len = msg->iov_count ? msg->msg_iov[0].iov_len : 0, .dest = msg->addr,
              .context = msg->context, .flags = flags};
@@ -257,7 +260,7 @@ ssize_t TRecvv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t c
 }
 
 ssize_t TRecvmsg(struct fid_ep* ep, const struct fi_msg_tagged* msg, uint64_t flags) {
-  if (msg == nullptr || !OneIov(msg->iov_count, "fi_trecvmsg")) return -FI_EINVAL;
+  if (!MsgOk(msg, "fi_trecvmsg")) return -FI_EINVAL;
   return DoRecv(Ep(ep), RecvArgs{.buf = msg->iov_count ? msg->msg_iov[0].iov_base : nullptr,
                                  .len = msg->iov_count ? msg->msg_iov[0].iov_len : 0,
                                  .src = msg->addr, .context = msg->context, .flags = flags,
@@ -285,7 +288,7 @@ ssize_t TSendv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t c
 }
 
 ssize_t TSendmsg(struct fid_ep* ep, const struct fi_msg_tagged* msg, uint64_t flags) {
-  if (msg == nullptr || !OneIov(msg->iov_count, "fi_tsendmsg")) return -FI_EINVAL;
+  if (!MsgOk(msg, "fi_tsendmsg")) return -FI_EINVAL;
   SendArgs a{.buf = msg->iov_count ? msg->msg_iov[0].iov_base : nullptr,
              .len = msg->iov_count ? msg->msg_iov[0].iov_len : 0, .dest = msg->addr,
              .context = msg->context, .flags = flags, .tagged = true, .tag = msg->tag};

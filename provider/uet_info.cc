@@ -49,7 +49,7 @@ struct Table {
     tx.inject_size = kInjectSize;
     tx.size = kTxSize;
     tx.iov_limit = kIovLimit;
-    tx.rma_iov_limit = 0;
+    tx.rma_iov_limit = kRmaIovLimit;
 
     rx.caps = kCaps & kRxCapMask;
     rx.mode = 0;
@@ -66,6 +66,9 @@ struct Table {
     ep.max_msg_size = kMaxMsgSize;
     ep.msg_prefix_size = 0;
     ep.mem_tag_format = kMemTagFormat;
+    ep.max_order_raw_size = kMaxMsgSize;  // under ROD (asked for with msg_order)
+    ep.max_order_war_size = kMaxMsgSize;
+    ep.max_order_waw_size = kMaxMsgSize;
     ep.tx_ctx_cnt = 1;
     ep.rx_ctx_cnt = 1;
 
@@ -167,9 +170,12 @@ int RawEnum(const E& e) {
 }
 
 // fi_getinfo(3) defaults: FI_MSG/FI_TAGGED without a direction mean both;
-// neither FI_LOCAL_COMM nor FI_REMOTE_COMM means whatever costs least (both).
+// FI_RMA/FI_ATOMIC without FI_READ/FI_WRITE/FI_REMOTE_READ/FI_REMOTE_WRITE
+// mean all four; neither FI_LOCAL_COMM nor FI_REMOTE_COMM means whatever
+// costs least (both).
 uint64_t ExpandCaps(uint64_t caps) {
-  if ((caps & (FI_MSG | FI_TAGGED)) && !(caps & kDirectionCaps)) caps |= kDirectionCaps;
+  if ((caps & (FI_MSG | FI_TAGGED)) && !(caps & kMsgDirectionCaps)) caps |= kMsgDirectionCaps;
+  if ((caps & (FI_RMA | FI_ATOMIC)) && !(caps & kRmaDirectionCaps)) caps |= kRmaDirectionCaps;
   if (!(caps & kCommCaps)) caps |= kCommCaps;
   return caps;
 }
@@ -463,7 +469,7 @@ bool MatchAndAlter(uint32_t version, const fi_info* hints, fi_info* out, const R
     return reject("addr_format wants %u, we offer %d (FI_FORMAT_UNSPEC)", hints->addr_format,
                   FI_FORMAT_UNSPEC);
   }
-  const uint64_t caps = hints->caps != 0 ? ExpandCaps(hints->caps) : kCaps;
+  uint64_t caps = hints->caps != 0 ? ExpandCaps(hints->caps) : kCaps;
 
   if (hints->fabric_attr != nullptr && !MatchFabric(hints->fabric_attr, out->fabric_attr, reject)) {
     return false;
@@ -472,6 +478,16 @@ bool MatchAndAlter(uint32_t version, const fi_info* hints, fi_info* out, const R
     if (!MatchDomain(version, hints->domain_attr, out->domain_attr, reject)) return false;
   } else if (FI_VERSION_LT(version, FI_VERSION(1, 5))) {
     out->domain_attr->mr_mode = FI_MR_SCALABLE;
+  }
+  // FI_MR_BASIC: remote addresses are virtual addresses; our RMA and atomics
+  // take offsets from the region start only.
+  if (out->domain_attr->mr_mode == FI_MR_BASIC) {
+    constexpr uint64_t kRmaCaps = FI_RMA | FI_ATOMIC;
+    if (hints->caps & kRmaCaps) {
+      return reject("domain_attr->mr_mode wants FI_MR_BASIC (virtual addresses) with "
+                    "FI_RMA/FI_ATOMIC, we offer offsets (FI_MR_SCALABLE, FI_MR_PROV_KEY)");
+    }
+    if (hints->caps == 0) caps &= ~(kRmaCaps | kRmaDirectionCaps);
   }
   if (hints->ep_attr != nullptr && !MatchEp(hints->ep_attr, out->ep_attr, reject)) {
     return false;

@@ -4,25 +4,33 @@
 // What GetInfo returns (one fi_info per supported endpoint type; this slice:
 // FI_EP_RDM only, the table is ready for DGRAM/MSG):
 //
-//   caps        FI_MSG|FI_TAGGED|FI_SEND|FI_RECV|FI_DIRECTED_RECV|FI_SOURCE|
-//               FI_MULTI_RECV|FI_LOCAL_COMM|FI_REMOTE_COMM without hints->caps.
-//               With hints->caps, every requested bit must be ours (primary and
-//               secondary alike, fi_getinfo(3)), and we return exactly the
-//               requested bits plus the defaults fi_getinfo(3) spells out:
-//               FI_SEND|FI_RECV when FI_MSG/FI_TAGGED came without a direction,
+//   caps        FI_MSG|FI_TAGGED|FI_RMA|FI_ATOMIC|FI_SEND|FI_RECV|FI_READ|
+//               FI_WRITE|FI_REMOTE_READ|FI_REMOTE_WRITE|FI_DIRECTED_RECV|
+//               FI_SOURCE|FI_MULTI_RECV|FI_LOCAL_COMM|FI_REMOTE_COMM without
+//               hints->caps. With hints->caps, every requested bit must be ours
+//               (primary and secondary alike, fi_getinfo(3)), and we return
+//               exactly the requested bits plus the defaults fi_getinfo(3)
+//               spells out: FI_SEND|FI_RECV when FI_MSG/FI_TAGGED came without
+//               a direction, FI_READ|FI_WRITE|FI_REMOTE_READ|FI_REMOTE_WRITE
+//               when FI_RMA/FI_ATOMIC came without one of those,
 //               FI_LOCAL_COMM|FI_REMOTE_COMM when neither was named. Unrequested
 //               primary caps and FI_SOURCE/FI_MULTI_RECV are never added.
-//               tx_attr->caps = caps & (FI_MSG|FI_TAGGED|FI_SEND),
-//               rx_attr->caps = caps & (FI_MSG|FI_TAGGED|FI_RECV|FI_DIRECTED_RECV|
-//               FI_SOURCE|FI_MULTI_RECV), domain_attr->caps = LOCAL|REMOTE_COMM
-//               (the fabtests' shape: no domain caps in tx/rx, no rx bits in tx).
+//               tx_attr->caps = caps & (FI_MSG|FI_TAGGED|FI_RMA|FI_ATOMIC|
+//               FI_SEND|FI_READ|FI_WRITE), rx_attr->caps = caps & (FI_MSG|
+//               FI_TAGGED|FI_RMA|FI_ATOMIC|FI_RECV|FI_REMOTE_READ|
+//               FI_REMOTE_WRITE|FI_DIRECTED_RECV|FI_SOURCE|FI_MULTI_RECV),
+//               domain_attr->caps = LOCAL|REMOTE_COMM (the fabtests' shape: no
+//               domain caps in tx/rx, no rx bits in tx).
 //   mode        0: we require nothing (FI_CONTEXT/FI_CONTEXT2/FI_MSG_PREFIX in
 //               hints are accepted and cleared). msg_prefix_size 0.
 //   addr_format FI_FORMAT_UNSPEC: src_addr/dest_addr are EndpointAddress blobs
 //               (uet/endpoint_address.h). Any other hinted format is rejected.
 //   mr_mode     we need no bit. API >= 1.5: FI_MR_BASIC or FI_MR_SCALABLE alone
 //               are accepted and returned as is (legacy; see EffectiveMrMode),
-//               mixed with anything else rejected; otherwise any hinted bits are
+//               mixed with anything else rejected; FI_MR_BASIC means virtual
+//               addresses, which our RMA does not take (offsets only), so with
+//               it FI_RMA/FI_ATOMIC asked for reject, and with caps not given
+//               they are left out of the returned caps; otherwise any hinted bits are
 //               accepted and we return hints' mr_mode & FI_MR_PROV_KEY (keys are
 //               simpler when we pick them; without the bit the domain must take
 //               the application's requested_key). API < 1.5: FI_MR_UNSPEC ->
@@ -39,12 +47,13 @@
 //   ep_attr     FI_PROTO_UNSPEC, protocol_version 1, max_msg_size 2^32-1,
 //               tx_ctx_cnt = rx_ctx_cnt = 1, mem_tag_format 0xaaaa... or the
 //               hint's (all 64 tag bits match).
-//   tx/rx_attr  size 1024, iov_limit 1, inject_size 64, rma_iov_limit 0.
-//               msg_order: we offer FI_ORDER_STRICT (send-after-send and,
-//               vacuously until RMA exists, the rest); when hints carry a
+//   tx/rx_attr  size 1024, iov_limit 1, inject_size 64, rma_iov_limit 1.
+//               msg_order: we offer FI_ORDER_STRICT and the FI_ORDER_RMA_* /
+//               FI_ORDER_ATOMIC_* bits (all hold over ROD); when hints carry a
 //               tx_attr/rx_attr we return exactly the hint's msg_order (0 when
 //               the hint is 0), without hints the full offer. The endpoint runs
-//               PDS ROD when msg_order & FI_ORDER_SAS, else RUD. comp_order:
+//               PDS ROD when msg_order has any of those bits, else RUD.
+//               ep_attr->max_order_{raw,war,waw}_size = max_msg_size. comp_order:
 //               FI_ORDER_NONE only. op_flags: the hint's (must be within
 //               kTxOpFlags / kRxOpFlags), else 0.
 //               Hinted sizes/limits larger than ours reject; smaller ones are
@@ -93,16 +102,26 @@ inline constexpr uint32_t kApiVersion = FI_VERSION(1, 17);
 inline constexpr uint16_t kDefaultPort = 4793;  // UET's UDP port
 
 // ---- the attribute table (BaseInfo) ----
-inline constexpr uint64_t kPrimaryCaps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV;
-inline constexpr uint64_t kDirectionCaps = FI_SEND | FI_RECV;
+inline constexpr uint64_t kPrimaryCaps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_DIRECTED_RECV;
+// Directions: of messages (FI_MSG/FI_TAGGED), of RMA and atomics.
+inline constexpr uint64_t kMsgDirectionCaps = FI_SEND | FI_RECV;
+inline constexpr uint64_t kRmaDirectionCaps = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+inline constexpr uint64_t kDirectionCaps = kMsgDirectionCaps | kRmaDirectionCaps;
 inline constexpr uint64_t kCommCaps = FI_LOCAL_COMM | FI_REMOTE_COMM;
 inline constexpr uint64_t kSecondaryCaps = FI_SOURCE | FI_MULTI_RECV | kCommCaps;
 inline constexpr uint64_t kCaps = kPrimaryCaps | kDirectionCaps | kSecondaryCaps;
-inline constexpr uint64_t kTxCapMask = FI_MSG | FI_TAGGED | FI_SEND;
-inline constexpr uint64_t kRxCapMask =
-    FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV;
+inline constexpr uint64_t kTxCapMask =
+    FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SEND | FI_READ | FI_WRITE;
+inline constexpr uint64_t kRxCapMask = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV |
+                                       FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV |
+                                       FI_SOURCE | FI_MULTI_RECV;
 inline constexpr uint64_t kDomainCaps = kCommCaps;
-inline constexpr uint64_t kMsgOrder = FI_ORDER_STRICT;
+// Send-after-send and the RMA/atomic orders: all hold over PDS ROD, which the
+// endpoint runs when any of them is asked for (uet_ep.cc).
+inline constexpr uint64_t kMsgOrder = FI_ORDER_STRICT | FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW |
+                                      FI_ORDER_RMA_WAR | FI_ORDER_RMA_WAW |
+                                      FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW |
+                                      FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
 inline constexpr uint64_t kCompOrder = FI_ORDER_NONE;
 inline constexpr uint64_t kTxOpFlags =
     FI_COMPLETION | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE;
@@ -110,6 +129,7 @@ inline constexpr uint64_t kRxOpFlags = FI_COMPLETION | FI_MULTI_RECV;
 inline constexpr size_t kTxSize = 1024;
 inline constexpr size_t kRxSize = 1024;
 inline constexpr size_t kIovLimit = 1;
+inline constexpr size_t kRmaIovLimit = 1;
 inline constexpr size_t kInjectSize = 64;
 inline constexpr size_t kMaxMsgSize = (size_t{1} << 32) - 1;
 inline constexpr uint64_t kMemTagFormat = 0xaaaaaaaaaaaaaaaaULL;

@@ -1,18 +1,95 @@
-// fid_mr: memory registrations. Provider-chosen keys, unique per domain. In
-// this slice nothing reads registered memory remotely (RMA comes with the
-// RDM RMA ops); a registration is the local descriptor fi_pingpong and
-// fabtests pass around.
+// fid_mr: memory registrations. An MR belongs to the domain (no
+// FI_MR_ENDPOINT); the SES memory table lives in each ses::Endpoint, so an MR
+// is registered, under its key, in every enabled endpoint of the domain, and
+// an endpoint enabled later registers the domain's MRs (RegisterDomainMrs).
+// Remote addresses are offsets from the region start (no FI_MR_VIRT_ADDR).
+//
+// Keys: with FI_MR_PROV_KEY (or FI_MR_BASIC) the domain picks them: 1, 2, ...
+// below 2^24, skipping keys in use, so they never meet the keys the SES table
+// picks for its own temporary regions (generation << 24 | slot, generation >=
+// 1). Otherwise the application's requested_key is the key: below 2^48 (the
+// UET memory_key field) or -FI_EKEYREJECTED, unique in the domain or
+// -FI_ENOKEY.
 #include <new>
 
+#include "provider/progress.h"
 #include "provider/uet_prov.h"
+#include "ses/memory_table.h"
 
 namespace uet::prov {
 namespace {
+
+constexpr uint64_t kProvKeyLimit = uint64_t{1} << 24;
+
+ses::RegionSpec SpecOf(const Mr& m) {
+  return ses::RegionSpec{
+      .memory = std::span(static_cast<std::byte*>(m.buf), m.len),
+      .access = SesAccess(m.access),
+      .job = std::nullopt,
+      .requested_key = m.key,
+      .context = reinterpret_cast<uint64_t>(&m),
+  };
+}
+
+int MrErrno(const Error& e) {
+  switch (e.code) {
+    case Errc::kExists: return -FI_ENOKEY;
+    case Errc::kNoSpace: return -FI_ENOSPC;
+    case Errc::kInvalidArgument: return -FI_EKEYREJECTED;
+    case Errc::kTruncated:
+    case Errc::kUnknownType:
+    case Errc::kReservedValue:
+    case Errc::kFieldOverflow:
+    case Errc::kBufferTooSmall:
+    case Errc::kBadVersion:
+    case Errc::kInvalidValue:
+    case Errc::kNotFound:
+    case Errc::kUnsupported:
+      return -FI_EINVAL;
+  }
+  return -FI_EINVAL;
+}
+
+bool Live(const Endpoint* ep) { return ep->enabled && ep->progress != nullptr; }
+
+// Registers `m` in one endpoint's table: FI_SUCCESS or a -FI_E* (logged).
+int RegisterIn(Endpoint& ep, const Mr& m, const char* call) {
+  try {
+    Result<uint64_t> k = ep.progress->ses().RegisterMemory(SpecOf(m));
+    if (k.ok()) return FI_SUCCESS;
+    UET_LOG_WARN(FI_LOG_MR, "uet: %s: key 0x%llx in endpoint %s: %s\n", call,
+                 static_cast<unsigned long long>(m.key), ep.local.ToString().c_str(),
+                 k.error().ToString().c_str());
+    return MrErrno(k.error());
+  } catch (const std::bad_alloc&) {
+    return -FI_ENOMEM;
+  }
+}
+
+// Registers `m` in every enabled endpoint of its domain (domain mutex held).
+int RegisterEverywhere(Mr& m) {
+  Domain& d = *m.domain;
+  for (size_t i = 0; i < d.endpoints.size(); ++i) {
+    Endpoint* ep = d.endpoints[i];
+    if (!Live(ep)) continue;
+    if (const int rc = RegisterIn(*ep, m, "fi_mr_reg"); rc != FI_SUCCESS) {
+      for (size_t j = 0; j < i; ++j) {
+        if (Live(d.endpoints[j])) (void)d.endpoints[j]->progress->ses().DeregisterMemory(m.key);
+      }
+      return rc;
+    }
+  }
+  return FI_SUCCESS;
+}
 
 int MrClose(struct fid* fid) {
   Mr* mr = Owner<Mr>(fid);
   {
     std::lock_guard lock(mr->domain->mu);
+    for (Endpoint* ep : mr->domain->endpoints) {
+      if (Live(ep)) (void)ep->progress->ses().DeregisterMemory(mr->key);
+    }
+    mr->domain->mrs.erase(mr->key);
     --mr->domain->refs;
   }
   delete mr;
@@ -29,34 +106,109 @@ struct fi_ops g_mr_fi_ops = {
     .ops_set = UET_STUB(fi_ops, ops_set),
 };
 
-}  // namespace
+// The key for a new MR (domain mutex held), or a -FI_E* (logged).
+int PickKey(Domain& d, uint64_t requested_key, uint64_t* key) {
+  if (!d.prov_keys) {
+    if (requested_key > ses::kMemoryKeyMask) {
+      UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_reg: requested_key 0x%llx is over 48 bits\n",
+                   static_cast<unsigned long long>(requested_key));
+      return -FI_EKEYREJECTED;
+    }
+    if (d.mrs.contains(requested_key)) {
+      UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_reg: requested_key 0x%llx is in use\n",
+                   static_cast<unsigned long long>(requested_key));
+      return -FI_ENOKEY;
+    }
+    *key = requested_key;
+    return FI_SUCCESS;
+  }
+  for (uint64_t tries = 0; tries < kProvKeyLimit; ++tries) {
+    const uint64_t k = d.next_mr_key;
+    d.next_mr_key = k + 1 >= kProvKeyLimit ? 1 : k + 1;
+    if (!d.mrs.contains(k)) {
+      *key = k;
+      return FI_SUCCESS;
+    }
+  }
+  UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_reg: no free key (%llu registrations)\n",
+               static_cast<unsigned long long>(d.mrs.size()));
+  return -FI_ENOSPC;
+}
 
-int MrReg(struct fid* fid, const void* buf, size_t len, uint64_t access, uint64_t offset,
-          uint64_t requested_key, uint64_t flags, struct fid_mr** mr, void* context) {
-  (void)offset;
-  (void)requested_key;  // FI_MR_PROV_KEY: the provider picks keys
-  if (fid == nullptr || fid->fclass != FI_CLASS_DOMAIN || mr == nullptr) return -FI_EINVAL;
+int MrRegImpl(struct fid* fid, const void* buf, size_t len, uint64_t access, uint64_t offset,
+              uint64_t requested_key, uint64_t flags, struct fid_mr** mr, void* context) {
+  if (fid == nullptr || fid->fclass != FI_CLASS_DOMAIN || mr == nullptr) {
+    UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_reg: needs a domain and an out pointer\n");
+    return -FI_EINVAL;
+  }
   if (flags != 0) {
     UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_reg: unsupported flags 0x%llx\n",
                  static_cast<unsigned long long>(flags));
     return -FI_EBADFLAGS;
   }
+  if (offset != 0) {
+    UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_reg: offset must be 0 (fi_mr(3)), got %llu\n",
+                 static_cast<unsigned long long>(offset));
+    return -FI_EINVAL;
+  }
+  if (buf == nullptr && len > 0) {
+    UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_reg: NULL buffer of %zu bytes\n", len);
+    return -FI_EINVAL;
+  }
   Domain* d = Owner<Domain>(fid);
-  Mr* m = new (std::nothrow) Mr();
-  if (m == nullptr) return -FI_ENOMEM;
+  auto m = std::make_unique<Mr>();
   m->domain = d;
   m->buf = const_cast<void*>(buf);
   m->len = len;
   m->access = access;
   InitFid(&m->fid.fid, FI_CLASS_MR, context, &g_mr_fi_ops);
-  m->fid.mem_desc = m;
-  {
-    std::lock_guard lock(d->mu);
-    m->fid.key = d->next_mr_key++;
-    ++d->refs;
+  m->fid.mem_desc = m.get();
+  std::lock_guard lock(d->mu);
+  uint64_t key = 0;
+  if (const int rc = PickKey(*d, requested_key, &key); rc != FI_SUCCESS) return rc;
+  m->key = key;
+  m->fid.key = key;
+  d->mrs.emplace(key, m.get());  // may throw: nothing registered yet
+  if (const int rc = RegisterEverywhere(*m); rc != FI_SUCCESS) {
+    d->mrs.erase(key);
+    return rc;
   }
-  *mr = &m->fid;
+  ++d->refs;
+  *mr = &m.release()->fid;
   return FI_SUCCESS;
+}
+
+}  // namespace
+
+uint8_t SesAccess(uint64_t access) {
+  uint8_t bits = 0;
+  if (access & FI_REMOTE_READ) bits |= ses::kRemoteRead;
+  if (access & FI_REMOTE_WRITE) bits |= ses::kRemoteWrite;
+  return bits;
+}
+
+int RegisterDomainMrs(Endpoint& ep) {
+  Domain& d = *ep.domain;
+  for (auto it = d.mrs.begin(); it != d.mrs.end(); ++it) {
+    if (const int rc = RegisterIn(ep, *it->second, "fi_enable"); rc != FI_SUCCESS) {
+      for (auto undo = d.mrs.begin(); undo != it; ++undo) {
+        (void)ep.progress->ses().DeregisterMemory(undo->first);
+      }
+      return rc;
+    }
+  }
+  return FI_SUCCESS;
+}
+
+int MrReg(struct fid* fid, const void* buf, size_t len, uint64_t access, uint64_t offset,
+          uint64_t requested_key, uint64_t flags, struct fid_mr** mr, void* context) {
+  try {
+    return MrRegImpl(fid, buf, len, access, offset, requested_key, flags, mr, context);
+  } catch (const std::bad_alloc&) {
+    return -FI_ENOMEM;
+  } catch (...) {
+    return -FI_EOTHER;
+  }
 }
 
 int MrRegv(struct fid* fid, const struct iovec* iov, size_t count, uint64_t access,
@@ -72,7 +224,10 @@ int MrRegv(struct fid* fid, const struct iovec* iov, size_t count, uint64_t acce
 
 int MrRegattr(struct fid* fid, const struct fi_mr_attr* attr, uint64_t flags,
               struct fid_mr** mr) {
-  if (attr == nullptr) return -FI_EINVAL;
+  if (attr == nullptr) {
+    UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_regattr: NULL attr\n");
+    return -FI_EINVAL;
+  }
   if (attr->iface != FI_HMEM_SYSTEM) {
     UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_regattr: only host memory (FI_HMEM_SYSTEM) so far\n");
     return -FI_EOPNOTSUPP;

@@ -55,6 +55,11 @@ const ProviderParams& Params() {
   return params;
 }
 
+size_t PayloadBytes() {
+  const ProviderParams& p = Params();
+  return p.payload_bytes > 0 ? p.payload_bytes : ses::EndpointConfig::kDefaultPayloadBytes;
+}
+
 InfoConfig InfoConfigFromParams() {
   const ProviderParams& p = Params();
   InfoConfig c;

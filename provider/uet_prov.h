@@ -14,11 +14,13 @@
 #pragma once
 
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
@@ -94,13 +96,24 @@ struct Eq {
   std::deque<Event> events;
 };
 
+struct Mr;
+struct Endpoint;
+
 struct Domain {
   struct fid_domain fid {};
   Fabric* fabric = nullptr;
   std::mutex mu;
   struct fi_info* info = nullptr;  // fi_dupinfo of the info it was opened with
+  // Provider-chosen MR keys count up from 1 and stay below 2^24, under the
+  // keys the SES memory table picks itself (generation >= 1 << 24): see
+  // uet_mr.cc.
   uint64_t next_mr_key = 1;
+  bool prov_keys = true;           // FI_MR_PROV_KEY (else requested_key is the key)
   int refs = 0;                    // objects opened on it
+  // Memory registrations by key, and the endpoints opened on the domain:
+  // every enabled endpoint holds every MR in its SES memory table.
+  std::map<uint64_t, Mr*> mrs;
+  std::vector<Endpoint*> endpoints;
 };
 
 // The completion a CQ hands out (the largest format), plus error detail.
@@ -143,6 +156,7 @@ struct Mr {
   void* buf = nullptr;
   size_t len = 0;
   uint64_t access = 0;
+  uint64_t key = 0;  // == fid.key
 };
 
 class Progress;
@@ -186,6 +200,18 @@ int MrRegattr(struct fid* fid, const struct fi_mr_attr* attr, uint64_t flags,
               struct fid_mr** mr);
 int EndpointOpen(struct fid_domain* domain, struct fi_info* info, struct fid_ep** ep,
                  void* context);
+int QueryAtomic(struct fid_domain* domain, enum fi_datatype datatype, enum fi_op op,
+                struct fi_atomic_attr* attr, uint64_t flags);
+
+// Memory registrations in the SES memory tables (uet_mr.cc); call with the
+// domain mutex held. An enabled endpoint registers every MR of its domain
+// (0 or the -FI_E* of the first failure, after undoing the others).
+int RegisterDomainMrs(Endpoint& ep);
+// The SES access bits of libfabric access flags (FI_REMOTE_READ/WRITE).
+uint8_t SesAccess(uint64_t access);
+// Payload bytes per packet the endpoints of this provider use (FI_UET_PAYLOAD
+// or the SES default): what one atomic may carry.
+size_t PayloadBytes();
 
 // CQ side of completions (uet_cq.cc); call with the domain mutex held.
 void CqPush(Cq& cq, const CqEntry& e);

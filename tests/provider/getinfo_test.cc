@@ -178,9 +178,15 @@ TEST_F(GetInfo, NullHintsReturnTheTableAndASourceAddress) {
   EXPECT_EQ(i->domain_attr->max_ep_tx_ctx, 1u);
   EXPECT_EQ(i->domain_attr->max_ep_rx_ctx, 1u);
   EXPECT_EQ(i->domain_attr->caps, FI_LOCAL_COMM | FI_REMOTE_COMM);
-  EXPECT_EQ(i->tx_attr->caps, FI_MSG | FI_TAGGED | FI_SEND);
-  EXPECT_EQ(i->rx_attr->caps,
-            FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV);
+  EXPECT_EQ(i->caps & (FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE),
+            FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE);
+  EXPECT_EQ(i->tx_attr->caps, FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SEND | FI_READ |
+                                  FI_WRITE);
+  EXPECT_EQ(i->rx_attr->caps, FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV |
+                                  FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV |
+                                  FI_SOURCE | FI_MULTI_RECV);
+  EXPECT_EQ(i->tx_attr->rma_iov_limit, 1u);
+  EXPECT_EQ(i->ep_attr->max_order_raw_size, kMaxMsgSize);
   EXPECT_EQ(i->tx_attr->inject_size, 64u);
   EXPECT_EQ(i->tx_attr->iov_limit, 1u);
   EXPECT_EQ(i->rx_attr->iov_limit, 1u);
@@ -353,12 +359,81 @@ TEST_F(GetInfo, OnlyRdmInThisSlice) {
 }
 
 TEST_F(GetInfo, CapsBeyondOursAreRejected) {
-  for (uint64_t caps : {FI_ATOMIC, FI_RMA, FI_MSG | FI_RMA, FI_MSG | FI_READ, FI_HMEM,
-                        FI_MSG | FI_SHARED_AV, FI_MSG | FI_TRIGGER, FI_TAGGED | FI_SOURCE_ERR,
-                        FI_MSG | FI_RMA_EVENT, FI_COLLECTIVE, FI_MULTICAST | FI_MSG}) {
+  for (uint64_t caps : {FI_HMEM, FI_MSG | FI_SHARED_AV, FI_MSG | FI_TRIGGER,
+                        FI_TAGGED | FI_SOURCE_ERR, FI_MSG | FI_RMA_EVENT, FI_COLLECTIVE,
+                        FI_MULTICAST | FI_MSG, FI_RMA | FI_TRIGGER, FI_ATOMIC | FI_COLLECTIVE,
+                        FI_RMA | FI_FENCE, FI_RMA | FI_RMA_PMEM}) {
     InfoPtr h = PingpongHints(caps);
     ExpectRejected(h.get(), "caps");
   }
+}
+
+TEST_F(GetInfo, RmaAndAtomicCaps) {
+  constexpr uint64_t kRmaDirs = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+  // Without a direction FI_RMA / FI_ATOMIC mean all four (fi_getinfo(3)).
+  for (uint64_t primary : {uint64_t{FI_RMA}, uint64_t{FI_ATOMIC}, uint64_t{FI_RMA | FI_ATOMIC}}) {
+    InfoPtr h = PingpongHints(primary);
+    InfoPtr out = Accept(h.get());
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(out->caps, primary | kRmaDirs | FI_LOCAL_COMM | FI_REMOTE_COMM);
+    EXPECT_EQ(out->tx_attr->caps, primary | FI_READ | FI_WRITE);
+    EXPECT_EQ(out->rx_attr->caps, primary | FI_REMOTE_READ | FI_REMOTE_WRITE);
+    EXPECT_EQ(out->tx_attr->rma_iov_limit, 1u);
+    ExpectFabtestsCaps(out.get(), primary);
+  }
+  // A direction given is kept as is; message directions are separate.
+  InfoPtr h = PingpongHints(FI_MSG | FI_RMA | FI_WRITE);
+  InfoPtr out = Accept(h.get());
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->caps, FI_MSG | FI_RMA | FI_WRITE | FI_SEND | FI_RECV | FI_LOCAL_COMM |
+                           FI_REMOTE_COMM);
+  EXPECT_EQ(out->tx_attr->caps, FI_MSG | FI_RMA | FI_WRITE | FI_SEND);
+  EXPECT_EQ(out->rx_attr->caps, FI_MSG | FI_RMA | FI_RECV);
+  h = PingpongHints(FI_ATOMIC | FI_REMOTE_READ | FI_SEND);
+  out = Accept(h.get());
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->caps, FI_ATOMIC | FI_REMOTE_READ | FI_SEND | FI_LOCAL_COMM | FI_REMOTE_COMM);
+  EXPECT_EQ(out->rx_attr->caps, FI_ATOMIC | FI_REMOTE_READ);
+  // The returned caps are the requested ones: no FI_RMA for FI_MSG alone.
+  h = PingpongHints(FI_MSG | FI_READ);
+  out = Accept(h.get());
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->caps, FI_MSG | FI_READ | FI_SEND | FI_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM);
+  EXPECT_EQ(out->caps & (FI_RMA | FI_ATOMIC), 0u);
+}
+
+TEST_F(GetInfo, RmaNeedsOffsetsNotMrBasic) {
+  // FI_MR_BASIC means virtual addresses; our RMA takes offsets (FI_MR_VIRT_ADDR
+  // is never returned).
+  InfoPtr h = NewHints();
+  h->caps = FI_RMA;
+  h->domain_attr->mr_mode = FI_MR_BASIC;
+  ExpectRejected(h.get(), "domain_attr->mr_mode");
+  h->caps = FI_MSG | FI_ATOMIC;
+  ExpectRejected(h.get(), "domain_attr->mr_mode");
+  h->caps = 0;  // everything we can: without RMA and atomics
+  InfoPtr out = Accept(h.get());
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->domain_attr->mr_mode, FI_MR_BASIC);
+  EXPECT_EQ(out->caps & (FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_REMOTE_READ |
+                         FI_REMOTE_WRITE),
+            0u);
+  EXPECT_EQ(out->tx_attr->caps & (FI_RMA | FI_ATOMIC), 0u);
+  out = Accept(h.get(), nullptr, nullptr, 0, FI_VERSION(1, 4));
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->caps & FI_RMA, 0u);
+  h->caps = FI_MSG;
+  out = Accept(h.get());
+  ASSERT_NE(out, nullptr);
+  h->caps = FI_RMA;
+  h->domain_attr->mr_mode = FI_MR_SCALABLE;
+  out = Accept(h.get());
+  ASSERT_NE(out, nullptr);
+  EXPECT_NE(out->caps & FI_RMA, 0u);
+  h->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
+  out = Accept(h.get());
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->domain_attr->mr_mode, FI_MR_PROV_KEY);
 }
 
 TEST_F(GetInfo, AllOurCapsAtOnce) {
@@ -392,7 +467,7 @@ TEST_F(GetInfo, FabtestsPrimaryCapCombinations) {
     ++accepted;
     ExpectFabtestsCaps(out.get(), caps);
   }
-  EXPECT_EQ(accepted, 8);  // every subset of FI_MSG|FI_TAGGED|FI_DIRECTED_RECV
+  EXPECT_EQ(accepted, 32);  // every subset of FI_MSG|FI_TAGGED|FI_RMA|FI_ATOMIC|FI_DIRECTED_RECV
 }
 
 TEST_F(GetInfo, FabtestsCapsRegression) {
@@ -417,11 +492,29 @@ TEST_F(GetInfo, ContextCaps) {
   EXPECT_EQ(out->rx_attr->caps, FI_TAGGED | FI_RECV);
   EXPECT_EQ(out->tx_attr->caps, FI_MSG | FI_TAGGED | FI_SEND);
 
+  // Ours, but not within the endpoint's caps.
   h->rx_attr->caps = FI_RMA;
   ExpectRejected(h.get(), "rx_attr->caps");
   h->rx_attr->caps = 0;
   h->tx_attr->caps = FI_ATOMIC;
   ExpectRejected(h.get(), "tx_attr->caps");
+  // Not ours at all.
+  h->tx_attr->caps = FI_MSG | FI_TRIGGER;
+  ExpectRejected(h.get(), "tx_attr->caps");
+  h->tx_attr->caps = 0;
+  h->rx_attr->caps = FI_MSG | FI_RMA_EVENT;
+  ExpectRejected(h.get(), "rx_attr->caps");
+  h->rx_attr->caps = 0;
+  // Within the endpoint's caps: the context gets its side's directions.
+  h->caps = FI_MSG | FI_RMA;
+  h->rx_attr->caps = FI_RMA;
+  h->tx_attr->caps = FI_RMA | FI_MSG;
+  InfoPtr rma = Accept(h.get());
+  ASSERT_NE(rma, nullptr);
+  EXPECT_EQ(rma->rx_attr->caps, FI_RMA | FI_REMOTE_READ | FI_REMOTE_WRITE);
+  EXPECT_EQ(rma->tx_attr->caps, FI_RMA | FI_MSG | FI_SEND | FI_READ | FI_WRITE);
+  h->rx_attr->caps = 0;
+  h->tx_attr->caps = 0;
   // Context caps must lie within the endpoint's caps.
   h->caps = FI_MSG;
   h->tx_attr->caps = FI_TAGGED;
@@ -663,7 +756,7 @@ TEST_F(GetInfo, QueueSizesAndIovLimits) {
       {[](fi_info* h) { h->rx_attr->size = kRxSize + 1; }, "rx_attr->size"},
       {[](fi_info* h) { h->tx_attr->iov_limit = 2; }, "tx_attr->iov_limit"},
       {[](fi_info* h) { h->rx_attr->iov_limit = 2; }, "rx_attr->iov_limit"},
-      {[](fi_info* h) { h->tx_attr->rma_iov_limit = 1; }, "tx_attr->rma_iov_limit"},
+      {[](fi_info* h) { h->tx_attr->rma_iov_limit = 2; }, "tx_attr->rma_iov_limit"},
       {[](fi_info* h) { h->ep_attr->tx_ctx_cnt = 2; }, "ep_attr->tx_ctx_cnt"},
       {[](fi_info* h) { h->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT; }, "ep_attr->rx_ctx_cnt"},
       {[](fi_info* h) { h->ep_attr->protocol = FI_PROTO_RXD; }, "ep_attr->protocol"},
@@ -687,6 +780,7 @@ TEST_F(GetInfo, QueueSizesAndIovLimits) {
   h->tx_attr->size = 16;
   h->rx_attr->size = 16;
   h->tx_attr->iov_limit = 1;
+  h->tx_attr->rma_iov_limit = 1;
   h->ep_attr->tx_ctx_cnt = 1;
   h->domain_attr->cq_data_size = 4;
   h->rx_attr->total_buffered_recv = size_t{1} << 40;  // a hint we may ignore
@@ -887,6 +981,18 @@ TEST_F(GetInfo, MessageOrdering) {
   out = Accept(h.get());
   ASSERT_NE(out, nullptr);
   EXPECT_EQ(out->tx_attr->msg_order, static_cast<uint64_t>(FI_ORDER_STRICT));
+
+  // The RMA / atomic order bits: all hold over ROD, which asking selects.
+  const uint64_t rma_order = FI_ORDER_RMA_RAW | FI_ORDER_RMA_WAW | FI_ORDER_RMA_WAR |
+                             FI_ORDER_RMA_RAR | FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAW |
+                             FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_RAR;
+  h->tx_attr->msg_order = rma_order | FI_ORDER_SAS;
+  out = Accept(h.get());
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->tx_attr->msg_order, rma_order | FI_ORDER_SAS);
+  out = Accept(nullptr);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->tx_attr->msg_order & rma_order, rma_order);
 
   h->tx_attr->msg_order = FI_ORDER_SAS | FI_ORDER_DATA;
   ExpectRejected(h.get(), "tx_attr->msg_order");

@@ -1,0 +1,65 @@
+// What the data-op files of the RDM endpoint share (uet_ep_msg.cc,
+// uet_ep_rma.cc, uet_ep_atomic.cc): readiness and AV checks that log why they
+// refuse, the ses::Peer of an AV entry, and the -FI_E* of a SES API error.
+// Call with the domain mutex held.
+#pragma once
+
+#include <optional>
+
+#include "provider/progress.h"
+#include "provider/uet_prov.h"
+
+namespace uet::prov {
+
+// The -FI_E* a SES entry point's immediate error becomes.
+inline ssize_t ErrnoOf(const Error& e) {
+  switch (e.code) {
+    case Errc::kNoSpace: return -FI_EAGAIN;
+    case Errc::kUnsupported: return -FI_EOPNOTSUPP;
+    case Errc::kNotFound: return -FI_ENOENT;
+    case Errc::kExists: return -FI_EALREADY;
+    case Errc::kTruncated:
+    case Errc::kUnknownType:
+    case Errc::kReservedValue:
+    case Errc::kFieldOverflow:
+    case Errc::kBufferTooSmall:
+    case Errc::kBadVersion:
+    case Errc::kInvalidValue:
+    case Errc::kInvalidArgument:
+      return -FI_EINVAL;
+  }
+  return -FI_EINVAL;
+}
+
+// The AV entry of `addr`, or nullopt (logged).
+inline std::optional<EndpointAddress> LookupPeer(const Endpoint& ep, fi_addr_t addr,
+                                                 const char* call) {
+  if (ep.av == nullptr || addr >= ep.av->table.size() || !ep.av->table[addr]) {
+    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: fi_addr %llu is not in the AV\n", call,
+                 static_cast<unsigned long long>(addr));
+    return std::nullopt;
+  }
+  return ep.av->table[addr];
+}
+
+// Whether the endpoint is enabled (logged when not).
+inline bool EpReady(const Endpoint& ep, const char* call) {
+  if (ep.enabled && ep.progress) return true;
+  UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: endpoint not enabled\n", call);
+  return false;
+}
+
+inline ses::Peer PeerOf(const EndpointAddress& a) {
+  return ses::Peer{.addr = a.fabric_address,
+                   .pid_on_fep = a.pid_on_fep,
+                   .resource_index = a.start_resource_index};
+}
+
+// Whether a transmit of this call reports success: not for injects, nor under
+// FI_SELECTIVE_COMPLETION without FI_COMPLETION.
+inline bool ReportsSuccess(const Endpoint& ep, uint64_t flags, bool inject) {
+  if (inject) return false;
+  return !((ep.tx_bind_flags & FI_SELECTIVE_COMPLETION) && !(flags & FI_COMPLETION));
+}
+
+}  // namespace uet::prov
