@@ -248,31 +248,12 @@ ssize_t AtomicLocked(Endpoint& ep, const AtomicArgs& a, const char* call) {
       .fetch = a.family != Family::kBase ? std::span(static_cast<std::byte*>(a.result), bytes)
                                          : std::span<std::byte>(),
       .context = id};
-  Status st;
-  try {
-    st = ep.progress->ses().Atomic(ep.progress->Now(), op);
-  } catch (...) {
-    ep.progress->DropOp(id);  // no completion will name it
-    throw;
-  }
-  if (!st.ok()) {
-    ep.progress->DropOp(id);
-    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: %s\n", call, st.error().ToString().c_str());
-    return ErrnoOf(st.error());
-  }
-  ep.progress->Flush();
-  return FI_SUCCESS;
+  return StartRegistered(ep, id, call,
+                         [&] { return ep.progress->ses().Atomic(ep.progress->Now(), op); });
 }
 
 ssize_t DoAtomic(Endpoint& ep, const AtomicArgs& a, const char* call) {
-  try {
-    std::lock_guard lock(ep.domain->mu);
-    return AtomicLocked(ep, a, call);
-  } catch (const std::bad_alloc&) {
-    return -FI_ENOMEM;
-  } catch (...) {
-    return -FI_EOTHER;
-  }
+  return UnderDomainLock(ep, [&] { return AtomicLocked(ep, a, call); });
 }
 
 // One fi_ioc (ioc_limit 1); its element count in *count.

@@ -28,8 +28,7 @@ struct SendArgs {
   bool inject = false;  // no completion at all
 };
 
-ssize_t SendImpl(Endpoint& ep, const SendArgs& a, const char* call) {
-  std::lock_guard lock(ep.domain->mu);
+ssize_t SendLocked(Endpoint& ep, const SendArgs& a, const char* call) {
   if (!EpReady(ep, call)) return -FI_EOPBADSTATE;
   if ((a.inject || (a.flags & FI_INJECT)) && a.len > kInjectSize) {
     UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: %zu bytes exceed inject_size %zu\n", call, a.len,
@@ -62,25 +61,12 @@ ssize_t SendImpl(Endpoint& ep, const SendArgs& a, const char* call) {
                 .delivery_complete = (a.flags & FI_DELIVERY_COMPLETE) != 0,
                 .context = id};
   if (a.inject || (a.flags & FI_INJECT)) s.data = ep.progress->OwnedBytes(id);
-  Status st = ep.progress->ses().Send(ep.progress->Now(), s);
-  if (!st.ok()) {
-    ep.progress->DropOp(id);
-    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: %s\n", call, st.error().ToString().c_str());
-    return ErrnoOf(st.error());
-  }
-  ep.progress->Flush();
-  return FI_SUCCESS;
+  return StartRegistered(ep, id, call,
+                         [&] { return ep.progress->ses().Send(ep.progress->Now(), s); });
 }
 
-// C entry points let no exception out (allocation failures: -FI_ENOMEM).
 ssize_t DoSend(Endpoint& ep, const SendArgs& a, const char* call) {
-  try {
-    return SendImpl(ep, a, call);
-  } catch (const std::bad_alloc&) {
-    return -FI_ENOMEM;
-  } catch (...) {
-    return -FI_EOTHER;
-  }
+  return UnderDomainLock(ep, [&] { return SendLocked(ep, a, call); });
 }
 
 struct RecvArgs {
@@ -94,8 +80,7 @@ struct RecvArgs {
   uint64_t ignore = 0;
 };
 
-ssize_t RecvImpl(Endpoint& ep, const RecvArgs& a, const char* call) {
-  std::lock_guard lock(ep.domain->mu);
+ssize_t RecvLocked(Endpoint& ep, const RecvArgs& a, const char* call) {
   if (!EpReady(ep, call)) return -FI_EOPBADSTATE;
   std::optional<ses::Source> from;
   if (a.src != FI_ADDR_UNSPEC && (ep.info->caps & FI_DIRECTED_RECV)) {
@@ -121,24 +106,13 @@ ssize_t RecvImpl(Endpoint& ep, const RecvArgs& a, const char* call) {
                           .multi_recv = (a.flags & FI_MULTI_RECV) != 0,
                           .min_free = ep.min_multi_recv,
                           .context = id};
-  Status st = ep.progress->ses().PostRecv(ep.progress->Now(), r, a.tagged);
-  if (!st.ok()) {
-    ep.progress->DropOp(id);
-    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: %s\n", call, st.error().ToString().c_str());
-    return ErrnoOf(st.error());
-  }
-  ep.progress->Flush();
-  return FI_SUCCESS;
+  return StartRegistered(ep, id, call, [&] {
+    return ep.progress->ses().PostRecv(ep.progress->Now(), r, a.tagged);
+  });
 }
 
 ssize_t DoRecv(Endpoint& ep, const RecvArgs& a, const char* call) {
-  try {
-    return RecvImpl(ep, a, call);
-  } catch (const std::bad_alloc&) {
-    return -FI_ENOMEM;
-  } catch (...) {
-    return -FI_EOTHER;
-  }
+  return UnderDomainLock(ep, [&] { return RecvLocked(ep, a, call); });
 }
 
 bool OneIov(size_t count, const char* call) {

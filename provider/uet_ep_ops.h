@@ -4,6 +4,8 @@
 // Call with the domain mutex held.
 #pragma once
 
+#include <mutex>
+#include <new>
 #include <optional>
 
 #include "provider/progress.h"
@@ -60,6 +62,42 @@ inline ses::Peer PeerOf(const EndpointAddress& a) {
 inline bool ReportsSuccess(const Endpoint& ep, uint64_t flags, bool inject) {
   if (inject) return false;
   return !((ep.tx_bind_flags & FI_SELECTIVE_COMPLETION) && !(flags & FI_COMPLETION));
+}
+
+// Hands SES the operation registered as `id` (`start` returns its Status).
+// On an immediate error, or an exception, the record is dropped (no
+// completion will name it) and the error logged; on success its packets go
+// out now.
+template <typename Start>
+ssize_t StartRegistered(Endpoint& ep, uint64_t id, const char* call, Start&& start) {
+  Status st;
+  try {
+    st = start();
+  } catch (...) {
+    ep.progress->DropOp(id);
+    throw;
+  }
+  if (!st.ok()) {
+    ep.progress->DropOp(id);
+    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: %s\n", call, st.error().ToString().c_str());
+    return ErrnoOf(st.error());
+  }
+  ep.progress->Flush();
+  return FI_SUCCESS;
+}
+
+// Runs `body` under the domain mutex; a C entry point lets no exception out
+// (allocation failures: -FI_ENOMEM).
+template <typename Body>
+ssize_t UnderDomainLock(Endpoint& ep, Body&& body) {
+  try {
+    std::lock_guard lock(ep.domain->mu);
+    return body();
+  } catch (const std::bad_alloc&) {
+    return -FI_ENOMEM;
+  } catch (...) {
+    return -FI_EOTHER;
+  }
 }
 
 }  // namespace uet::prov

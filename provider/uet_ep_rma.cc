@@ -78,10 +78,9 @@ ssize_t RmaLocked(Endpoint& ep, const RmaArgs& a, const char* call) {
   std::span<const std::byte> src(static_cast<const std::byte*>(a.buf), a.len);
   if (inject) op.owned.assign(src.begin(), src.end());
   const uint64_t id = ep.progress->AddOp(std::move(op));
-  Status st;
-  try {
+  return StartRegistered(ep, id, call, [&] {
     if (a.read) {
-      st = ep.progress->ses().Read(
+      return ep.progress->ses().Read(
           ep.progress->Now(),
           ses::ReadOp{.peer = PeerOf(*peer),
                       .key = a.key,
@@ -90,7 +89,7 @@ ssize_t RmaLocked(Endpoint& ep, const RmaArgs& a, const char* call) {
                       .context = id});
     } else {
       // The map node is stable: its `owned` bytes stay put until the completion.
-      st = ep.progress->ses().Write(
+      return ep.progress->ses().Write(
           ep.progress->Now(),
           ses::WriteOp{.peer = PeerOf(*peer),
                        .key = a.key,
@@ -100,28 +99,11 @@ ssize_t RmaLocked(Endpoint& ep, const RmaArgs& a, const char* call) {
                        .delivery_complete = (a.flags & FI_DELIVERY_COMPLETE) != 0,
                        .context = id});
     }
-  } catch (...) {
-    ep.progress->DropOp(id);  // no completion will name it
-    throw;
-  }
-  if (!st.ok()) {
-    ep.progress->DropOp(id);
-    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: %s\n", call, st.error().ToString().c_str());
-    return ErrnoOf(st.error());
-  }
-  ep.progress->Flush();
-  return FI_SUCCESS;
+  });
 }
 
 ssize_t DoRma(Endpoint& ep, const RmaArgs& a, const char* call) {
-  try {
-    std::lock_guard lock(ep.domain->mu);
-    return RmaLocked(ep, a, call);
-  } catch (const std::bad_alloc&) {
-    return -FI_ENOMEM;
-  } catch (...) {
-    return -FI_EOTHER;
-  }
+  return UnderDomainLock(ep, [&] { return RmaLocked(ep, a, call); });
 }
 
 bool OneIov(size_t count, const struct iovec* iov, const char* call) {
