@@ -141,7 +141,7 @@ struct Completion {
   bool multi_recv_released = false;  // multi-receive: the buffer is done (FI_MULTI_RECV)
 
   // One line for a log or fi_cq_strerror, naming the operation, the peer and
-  // the code, e.g. "uet: write to 10.1.2.3 failed: target answered
+  // the code, e.g. "uet: write to 198.51.100.3 failed: target answered
   // RC_BAD_MKEY (0x1c)".
   std::string Describe() const;
 };

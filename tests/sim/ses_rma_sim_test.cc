@@ -80,7 +80,7 @@ uint64_t ReadU64(std::span<const std::byte> b) {
   return v;
 }
 
-// Host a (10.0.0.1) initiates; host b (10.0.0.2) is the target. b's memory is
+// Host a (Ip(1)) initiates; host b (Ip(2)) is the target. b's memory is
 // one allocation: kGuard bytes, the region (`region_bytes`, registered with
 // every right as `key`), kGuard bytes; all of it a random pattern.
 class Rig {
