@@ -25,6 +25,7 @@
 #include "tests/sim/engine_host.h"
 #include "tests/sim/point_to_point.h"
 #include "tests/sim/ses_host.h"
+#include "tests/sim/ses_test_util.h"
 #include "tests/sim/sim_test_util.h"
 #include "tests/sim/star_switch.h"
 #include "uet/bytes.h"
@@ -500,33 +501,6 @@ TEST_F(SesAtomic, AppliedExactlyOnceUnderLoss) {
 
 // ---- what only a raw sender can ask for ----
 
-// SES header `header` (a request form) and `payload`, as PDS carries them.
-std::vector<std::byte> RawRequest(const ses::SesHeader& header,
-                                  std::span<const std::byte> payload) {
-  std::vector<std::byte> out(ses::SesHeaderWireSize(header) + payload.size());
-  ByteWriter w(out);
-  const Status st = ses::SerializeSesHeader(header, w);
-  EXPECT_TRUE(st.ok()) << st.error().ToString();
-  std::copy(payload.begin(), payload.end(), out.begin() + ses::SesHeaderWireSize(header));
-  return out;
-}
-
-// Addressed as SesTestConfig's endpoint wants (JobID 42, PIDonFEP 7, RI 3).
-ses::RequestCommon RawCommon(ses::RequestOpcode op, bool som, bool eom, bool ie) {
-  ses::RequestCommon c;
-  c.opcode = op;
-  c.flags = ses::RequestFlags{.delivery_complete = false,
-                              .initiator_error = ie,
-                              .relative_addressing = true,
-                              .header_data_present = false,
-                              .end_of_message = eom,
-                              .start_of_message = som};
-  c.job_id = JobId(42);
-  c.pid_on_fep = PidOnFep(7);
-  c.resource_index = ResourceIndex(3);
-  return c;
-}
-
 ses::AtomicOpExtension Amo(AtomicOpcode op, AtomicDatatype dt) {
   return ses::AtomicOpExtension{.opcode = op, .datatype = dt, .cacheable = false,
                                 .cpu_coherent = false};
@@ -590,27 +564,27 @@ TEST_F(SesAtomic, TargetRefusesWhatItCannotExecute) {
                             bool ie, uint64_t offset, uint32_t length,
                             ses::RequestExtension ext, std::span<const std::byte> payload) {
     ses::StandardRequest h;
-    h.common = RawCommon(op, som, eom, ie);
+    h.common = RawCommon(op, som, eom, /*hd=*/false, ie);
     h.message_id = MessageId(next_msg_id);
     h.buffer_offset = offset;
     h.initiator = initiator;
     h.memory_key = key;
     h.request_length = length;
     return Raw{std::move(what), pds::NextHeader::kSesStandardRequest,
-               RawRequest(ses::StandardRequestHeaders{.header = h, .extension = ext}, payload),
+               SesBytes(ses::StandardRequestHeaders{.header = h, .extension = ext}, payload),
                rc, next_msg_id++};
   };
   const auto medium = [&](std::string what, ReturnCode rc, RequestOpcode op, uint64_t offset,
                           uint16_t length, ses::RequestExtension ext,
                           std::span<const std::byte> payload) {
     ses::MediumRequest h;
-    h.common = RawCommon(op, true, true, false);
+    h.common = RawCommon(op, true, true, /*hd=*/false, false);
     h.request_length = length;
     h.buffer_offset = offset;
     h.initiator = initiator;
     h.memory_key = key;
     return Raw{std::move(what), pds::NextHeader::kSesMediumRequest,
-               RawRequest(ses::MediumRequestHeaders{.header = h, .extension = ext}, payload), rc,
+               SesBytes(ses::MediumRequestHeaders{.header = h, .extension = ext}, payload), rc,
                0};
   };
   const auto bytes = [](size_t n) { return PatternBytes(n, 1000 + n); };

@@ -457,35 +457,10 @@ TEST_F(SesResource, RefusedRequestsOfAFailedInitiatorPdcAreForgotten) {
 
 // ---- malformed requests ----
 
-// SES header `header` (a request form) and `payload`, as PDS carries them.
-std::vector<std::byte> SesBytes(const ses::SesHeader& header, std::span<const std::byte> payload) {
-  std::vector<std::byte> out(ses::SesHeaderWireSize(header) + payload.size());
-  ByteWriter w(out);
-  const Status st = ses::SerializeSesHeader(header, w);
-  EXPECT_TRUE(st.ok()) << st.error().ToString();
-  std::copy(payload.begin(), payload.end(), out.begin() + ses::SesHeaderWireSize(header));
-  return out;
-}
-
-ses::RequestCommon Common(ses::RequestOpcode op, bool som, bool eom, bool hd = false) {
-  ses::RequestCommon c;
-  c.opcode = op;
-  c.flags = ses::RequestFlags{.delivery_complete = false,
-                              .initiator_error = false,
-                              .relative_addressing = true,
-                              .header_data_present = hd,
-                              .end_of_message = eom,
-                              .start_of_message = som};
-  c.job_id = JobId(42);  // SesTestConfig's: correctly addressed
-  c.pid_on_fep = PidOnFep(7);
-  c.resource_index = ResourceIndex(3);
-  return c;
-}
-
 ses::StandardRequest Standard(ses::RequestOpcode op, bool som, bool eom, uint32_t initiator,
                               uint16_t msg_id, uint64_t key, uint32_t length) {
   ses::StandardRequest h;
-  h.common = Common(op, som, eom);
+  h.common = RawCommon(op, som, eom);
   h.message_id = MessageId(msg_id);
   h.initiator = initiator;
   h.memory_key = key;
@@ -534,7 +509,7 @@ std::vector<Template> Templates(uint32_t initiator) {
                                   .cpu_coherent = false});
   {
     ses::MediumRequest h;
-    h.common = Common(RequestOpcode::kTaggedSend, true, true);
+    h.common = RawCommon(RequestOpcode::kTaggedSend, true, true);
     h.request_length = 20;
     h.initiator = initiator;
     h.memory_key = 0x2;
@@ -543,7 +518,7 @@ std::vector<Template> Templates(uint32_t initiator) {
   }
   {
     ses::SmallRequest h;
-    h.common = Common(RequestOpcode::kSend, true, true);
+    h.common = RawCommon(RequestOpcode::kSend, true, true);
     h.request_length = 8;
     out.push_back({SesBytes(ses::SmallRequestHeaders{.header = h, .extension = {}}, p(8)),
                    pds::NextHeader::kSesSmallRequest});

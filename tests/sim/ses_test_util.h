@@ -15,6 +15,9 @@
 #include <vector>
 
 #include "ses/endpoint.h"
+#include "ses/request_common.h"
+#include "ses/ses_header.h"
+#include "uet/bytes.h"
 #include "tests/sim/engine_host.h"
 #include "tests/sim/point_to_point.h"
 #include "tests/sim/ses_host.h"
@@ -108,6 +111,35 @@ inline void RunFor(EventLoop& loop, Duration d) {
 
 inline bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
+}
+
+// SES header `header` and `payload`, as PDS carries them (for raw senders).
+inline std::vector<std::byte> SesBytes(const ses::SesHeader& header,
+                                       std::span<const std::byte> payload) {
+  std::vector<std::byte> out(ses::SesHeaderWireSize(header) + payload.size());
+  ByteWriter w(out);
+  const Status st = ses::SerializeSesHeader(header, w);
+  EXPECT_TRUE(st.ok()) << st.error().ToString();
+  std::copy(payload.begin(), payload.end(), out.begin() + ses::SesHeaderWireSize(header));
+  return out;
+}
+
+// Request common fields addressed as SesTestConfig's endpoint wants (JobID 42,
+// PIDonFEP 7, RI 3).
+inline ses::RequestCommon RawCommon(ses::RequestOpcode op, bool som, bool eom, bool hd = false,
+                                    bool ie = false) {
+  ses::RequestCommon c;
+  c.opcode = op;
+  c.flags = ses::RequestFlags{.delivery_complete = false,
+                              .initiator_error = ie,
+                              .relative_addressing = true,
+                              .header_data_present = hd,
+                              .end_of_message = eom,
+                              .start_of_message = som};
+  c.job_id = JobId(42);
+  c.pid_on_fep = PidOnFep(7);
+  c.resource_index = ResourceIndex(3);
+  return c;
 }
 
 // Two SES hosts on one point-to-point link, optionally impaired both ways.
