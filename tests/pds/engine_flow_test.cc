@@ -55,16 +55,8 @@ class NearWrapRandom final : public Random {
 
 TEST_F(EngineTest, PsnsWrapAroundInBothDirections) {
   NearWrapRandom near_wrap;
-  EngineConfig ca = TestConfig();
-  ca.local = kA;
-  auto ea = Engine::Create(ca, near_wrap, sink_a_, del_a_);
-  ASSERT_TRUE(ea.ok());
-  a_ = std::move(*ea);
-  EngineConfig cb = TestConfig();
-  cb.local = kB;
-  auto eb = Engine::Create(cb, rand_b_, sink_b_, del_b_);
-  ASSERT_TRUE(eb.ok());
-  b_ = std::move(*eb);
+  RestartA(TestConfig(), &near_wrap);
+  RestartB();
 
   const Established e = Establish();
   EXPECT_EQ(e.start, Psn(0xFFFFFFF0u));

@@ -268,14 +268,6 @@ TEST_F(GtdTest, ClearRequestAfterTheResponseWaitedAndDuplicateAnsweredFromTheSto
 
 class GtdExpiryTest : public GtdTest {
  protected:
-  // A loses all state (a restart): a fresh engine at the same address.
-  void RestartA(const EngineConfig& config) {
-    EngineConfig ca = config;
-    ca.local = kA;
-    auto ea = Engine::Create(ca, rand_a_, sink_a_, del_a_);
-    ASSERT_TRUE(ea.ok()) << ea.error().ToString();
-    a_ = std::move(*ea);
-  }
   // After Establish: A's request token 2 reaches B, SES keeps a guaranteed
   // response, and the ACK carrying it is lost. Returns the response's PSN.
   Psn StoreResponseWhoseAckIsLost() {

@@ -360,16 +360,8 @@ class ConstantRandom final : public Random {
 
 TEST_F(EngineTest, PdcIdsAreUniqueAcrossRolesAndNeverZero) {
   ConstantRandom constant;
-  EngineConfig ca = TestConfig();
-  ca.local = kA;
-  auto ea = Engine::Create(ca, constant, sink_a_, del_a_);
-  ASSERT_TRUE(ea.ok());
-  a_ = std::move(*ea);
-  EngineConfig cb = TestConfig();
-  cb.local = kB;
-  auto eb = Engine::Create(cb, rand_b_, sink_b_, del_b_);
-  ASSERT_TRUE(eb.ok());
-  b_ = std::move(*eb);
+  RestartA(TestConfig(), &constant);
+  RestartB();
 
   // A: initiator PDCs to several peers and keys...
   std::set<PdcId> ids;

@@ -308,20 +308,20 @@ class EngineTest : public ::testing::Test {
   }
 
   void Build(const EngineConfig& a, const EngineConfig& b) {
-    EngineConfig ca = a;
-    ca.local = kA;
-    EngineConfig cb = b;
-    cb.local = kB;
-    auto ea = Engine::Create(ca, rand_a_, sink_a_, del_a_);
-    ASSERT_TRUE(ea.ok()) << ea.error().ToString();
-    auto eb = Engine::Create(cb, rand_b_, sink_b_, del_b_);
-    ASSERT_TRUE(eb.ok()) << eb.error().ToString();
-    a_ = std::move(*ea);
-    b_ = std::move(*eb);
+    RestartA(a);
+    RestartB(b);
   }
   void Build(const EngineConfig& both = TestConfig()) { Build(both, both); }
 
-  // B loses all state (a restart): a fresh engine at the same address.
+  // A (B) loses all state (a restart), or is built for the first time: a
+  // fresh engine at the same address, drawing from `random` if given.
+  void RestartA(const EngineConfig& config = TestConfig(), Random* random = nullptr) {
+    EngineConfig ca = config;
+    ca.local = kA;
+    auto ea = Engine::Create(ca, random ? *random : rand_a_, sink_a_, del_a_);
+    ASSERT_TRUE(ea.ok()) << ea.error().ToString();
+    a_ = std::move(*ea);
+  }
   void RestartB(const EngineConfig& config = TestConfig()) {
     EngineConfig cb = config;
     cb.local = kB;
