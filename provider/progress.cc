@@ -4,6 +4,8 @@
 
 #include <random>
 
+#include "provider/cm/cm_message.h"
+
 namespace uet::prov {
 
 Result<std::unique_ptr<Progress>> Progress::Create(Endpoint& ep,
@@ -38,10 +40,16 @@ TimePoint Progress::Now() const {
 void Progress::Run() {
   const TimePoint now = Now();
   io_->Poll([&](const RxDatagram& d) {
+    if (IsCmDatagram(d.bytes)) {
+      CmOnDatagram(ep_, d.src, d.src_port, d.bytes);
+      return;
+    }
+    if (ep_.type == FI_EP_MSG) CmOnTraffic(ep_);
     ports_[d.src] = d.src_port;
     ses_->OnPacket(now, d.src, d.bytes, pds::RxMeta{.ecn_ce = d.ecn_ce});
   });
   if (now >= ses_->NextDeadline()) ses_->OnTimer(now);
+  if (ep_.type == FI_EP_MSG) CmOnTimer(ep_, now.since_epoch.count());
   io_->Flush();
 }
 
@@ -123,6 +131,14 @@ void Progress::OnRemoteWrite(const ses::Completion& c) {
   CqPushError(*cq, std::move(e));
 }
 
+Cntr* Progress::CounterFor(uint64_t flags) const {
+  if (flags & FI_SEND) return ep_.send_cntr;
+  if (flags & FI_RECV) return ep_.recv_cntr;
+  if (flags & FI_READ) return ep_.read_cntr;
+  if (flags & FI_WRITE) return ep_.write_cntr;
+  return nullptr;
+}
+
 void Progress::OnCompletion(const ses::Completion& c) {
   if (c.kind == ses::OpKind::kRemoteWrite) {
     OnRemoteWrite(c);
@@ -131,6 +147,7 @@ void Progress::OnCompletion(const ses::Completion& c) {
   auto it = ops_.find(c.context);
   if (it == ops_.end()) return;
   OpRecord& op = it->second;
+  if (Cntr* counter = CounterFor(op.flags)) counter->Add(c.status == ses::CompletionStatus::kOk);
   Cq* cq = op.tx ? ep_.tx_cq : ep_.rx_cq;
   uint64_t flags = op.flags;
   if (c.cq_data) flags |= FI_REMOTE_CQ_DATA;

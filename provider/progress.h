@@ -53,6 +53,13 @@ class Progress final : public pds::PacketSink, public ses::EndpointEvents {
   IpAddress addr() const { return io_->local_addr(); }
   int fd() const { return io_->fd(); }
 
+  // Sends a datagram that is not a UET packet (CM messages of MSG endpoints).
+  void SendRaw(const IpAddress& ip, uint16_t port, std::span<const std::byte> bytes) {
+    io_->Queue(ip, port, bytes);
+  }
+  void CountDroppedCm() { ++dropped_cm_; }
+  uint64_t dropped_cm() const { return dropped_cm_; }
+
   // Where `ip` receives UET (learned from the AV and from arriving packets).
   void SetPort(const IpAddress& ip, uint16_t port) { ports_[ip] = port; }
 
@@ -72,6 +79,8 @@ class Progress final : public pds::PacketSink, public ses::EndpointEvents {
   void OnCompletion(const ses::Completion& c) override;
   // The target side of a write with remote CQ data: a receive-CQ entry.
   void OnRemoteWrite(const ses::Completion& c);
+  // The counter bound for an operation with these CQ flags, if any.
+  Cntr* CounterFor(uint64_t flags) const;
 
   Endpoint& ep_;
   std::unique_ptr<UdpIo> io_;
@@ -81,6 +90,7 @@ class Progress final : public pds::PacketSink, public ses::EndpointEvents {
   uint16_t default_port_ = 4793;
   uint64_t next_op_ = 1;
   std::map<uint64_t, OpRecord> ops_;
+  uint64_t dropped_cm_ = 0;  // CM datagrams not for this endpoint (or malformed)
 };
 
 // The libfabric error code for a failed SES completion.

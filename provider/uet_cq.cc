@@ -125,6 +125,12 @@ const char* CqStrerror(struct fid_cq* fid, int prov_errno, const void* err_data,
   return text;
 }
 
+int CqControl(struct fid* fid, int command, void* arg) {
+  Cq& cq = *Owner<Cq>(fid);
+  if (command == FI_GETWAIT) return GetWait(cq.wait.get(), arg);
+  return -FI_ENOSYS;
+}
+
 int CqClose(struct fid* fid) {
   Cq* cq = Owner<Cq>(fid);
   {
@@ -143,7 +149,7 @@ struct fi_ops g_cq_fi_ops = {
     .size = sizeof(struct fi_ops),
     .close = CqClose,
     .bind = UET_STUB(fi_ops, bind),
-    .control = UET_STUB(fi_ops, control),
+    .control = CqControl,
     .ops_open = UET_STUB(fi_ops, ops_open),
     .tostr = UET_STUB(fi_ops, tostr),
     .ops_set = UET_STUB(fi_ops, ops_set),
@@ -162,9 +168,15 @@ struct fi_ops_cq g_cq_ops = {
 
 }  // namespace
 
-void CqPush(Cq& cq, const CqEntry& e) { cq.entries.push_back(e); }
+void CqPush(Cq& cq, const CqEntry& e) {
+  cq.entries.push_back(e);
+  if (cq.wait) cq.wait->Signal();
+}
 
-void CqPushError(Cq& cq, CqError e) { cq.errors.push_back(std::move(e)); }
+void CqPushError(Cq& cq, CqError e) {
+  cq.errors.push_back(std::move(e));
+  if (cq.wait) cq.wait->Signal();
+}
 
 void CqProgress(Cq& cq) {
   for (Endpoint* ep : cq.endpoints) {
@@ -175,8 +187,9 @@ void CqProgress(Cq& cq) {
 int CqOpen(struct fid_domain* domain, struct fi_cq_attr* attr, struct fid_cq** cq,
            void* context) {
   if (domain == nullptr || attr == nullptr || cq == nullptr) return -FI_EINVAL;
-  if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC) {
-    UET_LOG_WARN(FI_LOG_CQ, "uet: fi_cq_open: wait object %d not supported (NONE, UNSPEC)\n",
+  if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC &&
+      attr->wait_obj != FI_WAIT_FD) {
+    UET_LOG_WARN(FI_LOG_CQ, "uet: fi_cq_open: wait object %d not supported (NONE, UNSPEC, FD)\n",
                  static_cast<int>(attr->wait_obj));
     return -FI_ENOSYS;
   }
@@ -190,6 +203,14 @@ int CqOpen(struct fid_domain* domain, struct fi_cq_attr* attr, struct fid_cq** c
   c->domain = Owner<Domain>(domain);
   c->format = attr->format == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT : attr->format;
   c->size = attr->size;
+  if (attr->wait_obj == FI_WAIT_FD) {
+    c->wait.reset(new (std::nothrow) WaitFd());
+    const int rc = c->wait ? c->wait->Open() : -FI_ENOMEM;
+    if (rc != FI_SUCCESS) {
+      delete c;
+      return rc;
+    }
+  }
   InitFid(&c->fid.fid, FI_CLASS_CQ, context, &g_cq_fi_ops);
   c->fid.ops = &g_cq_ops;
   {

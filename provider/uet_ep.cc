@@ -35,6 +35,18 @@ Endpoint& Ep(fid_t fid) { return *Owner<Endpoint>(fid); }
 int EpBind(struct fid* fid, struct fid* bfid, uint64_t flags) {
   Endpoint& ep = Ep(fid);
   if (bfid == nullptr) return -FI_EINVAL;
+  if (bfid->fclass == FI_CLASS_EQ) {
+    // MSG endpoints report CM events there, and the EQ drives them while it
+    // is read (uet_eq.cc). RDM and DGRAM endpoints post no events. Lock
+    // order: cm_mu, then the domain mutex.
+    Eq* eq = Owner<Eq>(bfid);
+    std::lock_guard cm(eq->cm_mu);
+    std::lock_guard lock(ep.domain->mu);
+    if (ep.eq != nullptr) return -FI_EINVAL;
+    ep.eq = eq;
+    if (ep.type == FI_EP_MSG) eq->cm_eps.push_back(&ep);
+    return FI_SUCCESS;
+  }
   std::lock_guard lock(ep.domain->mu);
   if (ep.enabled) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_ep_bind after fi_enable\n");
@@ -59,13 +71,36 @@ int EpBind(struct fid* fid, struct fid* bfid, uint64_t flags) {
       cq->endpoints.push_back(&ep);
       return FI_SUCCESS;
     }
+    case FI_CLASS_CNTR: {
+      Cntr* c = Owner<Cntr>(bfid);
+      constexpr uint64_t kCounted = FI_SEND | FI_TRANSMIT | FI_RECV | FI_READ | FI_WRITE;
+      if (flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) {
+        UET_LOG_WARN(FI_LOG_EP_CTRL,
+                     "uet: fi_ep_bind(cntr): FI_REMOTE_READ/WRITE counting is not supported "
+                     "(the target does not report every remote access)\n");
+        return -FI_EOPNOTSUPP;
+      }
+      if ((flags & ~kCounted) != 0 || (flags & kCounted) == 0) return -FI_EBADFLAGS;
+      const auto bind = [&](Cntr*& slot) {
+        if (slot != nullptr) --slot->refs;
+        slot = c;
+        ++c->refs;
+      };
+      if (flags & (FI_SEND | FI_TRANSMIT)) bind(ep.send_cntr);
+      if (flags & FI_RECV) bind(ep.recv_cntr);
+      if (flags & FI_READ) bind(ep.read_cntr);
+      if (flags & FI_WRITE) bind(ep.write_cntr);
+      if (std::find(c->endpoints.begin(), c->endpoints.end(), &ep) == c->endpoints.end()) {
+        c->endpoints.push_back(&ep);
+      }
+      return FI_SUCCESS;
+    }
     case FI_CLASS_AV:
       if (ep.av != nullptr) return -FI_EINVAL;
       ep.av = Owner<Av>(bfid);
       ++ep.av->refs;
       return FI_SUCCESS;
-    case FI_CLASS_EQ:
-      return FI_SUCCESS;  // no events for RDM endpoints in this slice
+
     default:
       UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_ep_bind: class %zu not supported\n", bfid->fclass);
       return -FI_ENOSYS;
@@ -92,13 +127,15 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
   return c;
 }
 
-int EpEnable(Endpoint& ep) {
+}  // namespace
+
+int EnableEndpoint(Endpoint& ep) {
   if (ep.enabled) return FI_SUCCESS;
   if (ep.tx_cq == nullptr || ep.rx_cq == nullptr) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: bind a transmit and a receive CQ first\n");
     return -FI_ENOCQ;
   }
-  if (ep.av == nullptr) {
+  if (ep.av == nullptr && ep.type != FI_EP_MSG) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: bind an AV first\n");
     return -FI_ENOAV;
   }
@@ -107,11 +144,7 @@ int EpEnable(Endpoint& ep) {
   io.port = ep.local.udp_port;
   ses::EndpointConfig config = SesConfigFor(ep);
   // The initiator ID is the UDP port: unique among the endpoints of a host.
-  Result<std::unique_ptr<Progress>> p = [&]() -> Result<std::unique_ptr<Progress>> {
-    UdpIoConfig first = io;
-    auto r = Progress::Create(ep, config, first);
-    return r;
-  }();
+  Result<std::unique_ptr<Progress>> p = Progress::Create(ep, config, io);
   if (!p.ok()) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: cannot open UDP %s port %u: %s\n",
                  ep.local.fabric_address.ToString().c_str(), ep.local.udp_port,
@@ -126,11 +159,14 @@ int EpEnable(Endpoint& ep) {
     ep.progress.reset();
     return rc;
   }
+  for (const WaitFd* w : WaitSetsOf(ep)) w->Add(ep.progress->fd());
   ep.enabled = true;
   UET_LOG_INFO(FI_LOG_EP_CTRL, "uet: endpoint %s enabled (%s)\n", ep.local.ToString().c_str(),
                config.mode == pds::PdsMode::kRod ? "ROD" : "RUD");
   return FI_SUCCESS;
 }
+
+namespace {
 
 int EpControl(struct fid* fid, int command, void* arg) {
   Endpoint& ep = Ep(fid);
@@ -138,7 +174,7 @@ int EpControl(struct fid* fid, int command, void* arg) {
   switch (command) {
     case FI_ENABLE:
       try {
-        return EpEnable(ep);
+        return EnableEndpoint(ep);
       } catch (const std::bad_alloc&) {
         ep.progress.reset();
         return -FI_ENOMEM;
@@ -165,13 +201,28 @@ int EpControl(struct fid* fid, int command, void* arg) {
 int EpClose(struct fid* fid) {
   Endpoint* ep = Owner<Endpoint>(fid);
   {
+    // Lock order cm_mu -> domain mutex (uet_prov.h Eq).
+    std::unique_lock<std::mutex> cm;
+    if (ep->eq != nullptr) {
+      cm = std::unique_lock(ep->eq->cm_mu);
+      std::erase(ep->eq->cm_eps, ep);
+    }
     std::lock_guard lock(ep->domain->mu);
+    CmOnClose(*ep);
     for (Cq* cq : {ep->tx_cq, ep->rx_cq}) {
       if (cq == nullptr) continue;
       --cq->refs;
       std::erase(cq->endpoints, ep);
     }
     if (ep->av != nullptr) --ep->av->refs;
+    if (ep->progress) {
+      for (const WaitFd* w : WaitSetsOf(*ep)) w->Remove(ep->progress->fd());
+    }
+    for (Cntr* c : {ep->send_cntr, ep->recv_cntr, ep->read_cntr, ep->write_cntr}) {
+      if (c == nullptr) continue;
+      --c->refs;
+      std::erase(c->endpoints, ep);
+    }
     std::erase(ep->domain->endpoints, ep);
     --ep->domain->refs;
     ep->progress.reset();
@@ -281,11 +332,26 @@ struct fi_ops_cm g_cm_ops = {
 
 }  // namespace
 
+struct fi_ops_cm g_msg_cm_ops = {
+    .size = sizeof(struct fi_ops_cm),
+    .setname = EpSetname,
+    .getname = EpGetname,
+    .getpeer = MsgGetpeer,
+    .connect = MsgConnect,
+    .listen = UET_STUB(fi_ops_cm, listen),
+    .accept = MsgAccept,
+    .reject = UET_STUB(fi_ops_cm, reject),
+    .shutdown = MsgShutdown,
+    .join = UET_STUB(fi_ops_cm, join),
+};
+
 int EndpointOpen(struct fid_domain* domain, struct fi_info* info, struct fid_ep** ep,
                  void* context) {
   if (domain == nullptr || info == nullptr || ep == nullptr) return -FI_EINVAL;
-  if (info->ep_attr != nullptr && info->ep_attr->type != FI_EP_RDM) {
-    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_endpoint: only FI_EP_RDM in this version\n");
+  const fi_ep_type type = info->ep_attr != nullptr ? info->ep_attr->type : FI_EP_RDM;
+  if (type != FI_EP_RDM && type != FI_EP_MSG && type != FI_EP_DGRAM) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_endpoint: endpoint type %d not supported\n",
+                 static_cast<int>(type));
     return -FI_ENOPROTOOPT;
   }
   Endpoint* e = new (std::nothrow) Endpoint();
@@ -311,11 +377,22 @@ int EndpointOpen(struct fid_domain* domain, struct fi_info* info, struct fid_ep*
     e->local.fabric_address = *IpAddress::Parse("127.0.0.1");
     e->local.udp_port = static_cast<uint16_t>(Params().port);
   }
+  e->type = type;
+  if (type == FI_EP_MSG) {
+    // Active MSG endpoints bind an ephemeral port: their address travels in
+    // the CM exchange, and the well-known port belongs to the passive one.
+    e->local.udp_port = 0;
+    if (info->handle != nullptr && info->handle->fclass == FI_CLASS_CONNREQ) {
+      const ConnReq& req = *Owner<ConnReq>(info->handle);
+      e->connreq_client = req.client;
+      e->connreq_id = req.conn_id;
+    }
+  }
   if (info->tx_attr != nullptr) e->tx_op_flags = info->tx_attr->op_flags;
   if (info->rx_attr != nullptr) e->rx_op_flags = info->rx_attr->op_flags;
   InitFid(&e->fid.fid, FI_CLASS_EP, context, &g_ep_fi_ops);
   e->fid.ops = &g_ep_ops;
-  e->fid.cm = &g_cm_ops;
+  e->fid.cm = type == FI_EP_MSG ? &g_msg_cm_ops : &g_cm_ops;
   e->fid.msg = &g_msg_ops;
   e->fid.rma = &g_rma_ops;
   e->fid.tagged = &g_tagged_ops;

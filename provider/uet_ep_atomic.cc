@@ -225,7 +225,7 @@ ssize_t AtomicLocked(Endpoint& ep, const AtomicArgs& a, const char* call) {
     return -FI_EINVAL;
   }
   std::optional<EndpointAddress> peer = LookupPeer(ep, a.dest, call);
-  if (!peer) return -FI_EINVAL;
+  if (!peer) return NoPeerErrno(ep);
   ep.progress->SetPort(peer->fabric_address, peer->udp_port);
 
   OpRecord rec;

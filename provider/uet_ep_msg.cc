@@ -36,7 +36,7 @@ ssize_t SendLocked(Endpoint& ep, const SendArgs& a, const char* call) {
     return -FI_EMSGSIZE;
   }
   std::optional<EndpointAddress> peer = LookupPeer(ep, a.dest, call);
-  if (!peer) return -FI_EINVAL;
+  if (!peer) return NoPeerErrno(ep);
   ep.progress->SetPort(peer->fabric_address, peer->udp_port);
   OpRecord op;
   op.user_context = a.context;

@@ -34,14 +34,21 @@ inline ssize_t ErrnoOf(const Error& e) {
 }
 
 // The AV entry of `addr`, or nullopt (logged).
+// MSG endpoints: the connected peer, whatever `addr` says.
 inline std::optional<EndpointAddress> LookupPeer(const Endpoint& ep, fi_addr_t addr,
                                                  const char* call) {
+  if (ep.type == FI_EP_MSG) return ConnectedPeer(ep, call);
   if (ep.av == nullptr || addr >= ep.av->table.size() || !ep.av->table[addr]) {
     UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: fi_addr %llu is not in the AV\n", call,
                  static_cast<unsigned long long>(addr));
     return std::nullopt;
   }
   return ep.av->table[addr];
+}
+
+// What a failed LookupPeer returns to the application.
+inline ssize_t NoPeerErrno(const Endpoint& ep) {
+  return ep.type == FI_EP_MSG ? -FI_ENOTCONN : -FI_EINVAL;
 }
 
 // Whether the endpoint is enabled (logged when not).

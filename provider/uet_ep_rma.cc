@@ -67,7 +67,7 @@ ssize_t RmaLocked(Endpoint& ep, const RmaArgs& a, const char* call) {
     return -FI_EINVAL;
   }
   std::optional<EndpointAddress> peer = LookupPeer(ep, a.peer, call);
-  if (!peer) return -FI_EINVAL;
+  if (!peer) return NoPeerErrno(ep);
   ep.progress->SetPort(peer->fabric_address, peer->udp_port);
 
   OpRecord op;

@@ -24,10 +24,10 @@ struct fi_ops g_fabric_fi_ops = {
 struct fi_ops_fabric g_fabric_ops = {
     .size = sizeof(struct fi_ops_fabric),
     .domain = DomainOpen,
-    .passive_ep = UET_STUB(fi_ops_fabric, passive_ep),
+    .passive_ep = PassiveEndpointOpen,
     .eq_open = EqOpen,
     .wait_open = UET_STUB(fi_ops_fabric, wait_open),
-    .trywait = UET_STUB(fi_ops_fabric, trywait),
+    .trywait = TryWait,
     .domain2 = UET_STUB(fi_ops_fabric, domain2),
 };
 

@@ -41,20 +41,24 @@ struct Table {
   fi_info info{};
 
   explicit Table(fi_ep_type type) {
-    tx.caps = kCaps & kTxCapMask;
+    const uint64_t caps = EpTypeCaps(type);
+    const uint64_t order = type == FI_EP_DGRAM ? 0 : kMsgOrder;
+    const size_t max_msg = type == FI_EP_DGRAM ? ses::EndpointConfig::kDefaultPayloadBytes
+                                               : kMaxMsgSize;
+    tx.caps = caps & kTxCapMask;
     tx.mode = 0;
     tx.op_flags = 0;
-    tx.msg_order = kMsgOrder;
+    tx.msg_order = order;
     tx.comp_order = kCompOrder;
     tx.inject_size = kInjectSize;
     tx.size = kTxSize;
     tx.iov_limit = kIovLimit;
-    tx.rma_iov_limit = kRmaIovLimit;
+    tx.rma_iov_limit = (caps & FI_RMA) ? kRmaIovLimit : 0;
 
-    rx.caps = kCaps & kRxCapMask;
+    rx.caps = caps & kRxCapMask;
     rx.mode = 0;
     rx.op_flags = 0;
-    rx.msg_order = kMsgOrder;
+    rx.msg_order = order;
     rx.comp_order = kCompOrder;
     rx.total_buffered_recv = kTotalBufferedRecv;
     rx.size = kRxSize;
@@ -63,12 +67,13 @@ struct Table {
     ep.type = type;
     ep.protocol = FI_PROTO_UNSPEC;
     ep.protocol_version = kProtocolVersion;
-    ep.max_msg_size = kMaxMsgSize;
+    ep.max_msg_size = max_msg;
     ep.msg_prefix_size = 0;
     ep.mem_tag_format = kMemTagFormat;
-    ep.max_order_raw_size = kMaxMsgSize;  // under ROD (asked for with msg_order)
-    ep.max_order_war_size = kMaxMsgSize;
-    ep.max_order_waw_size = kMaxMsgSize;
+    const size_t order_size = order != 0 ? kMaxMsgSize : 0;  // under ROD (msg_order asks)
+    ep.max_order_raw_size = order_size;
+    ep.max_order_war_size = order_size;
+    ep.max_order_waw_size = order_size;
     ep.tx_ctx_cnt = 1;
     ep.rx_ctx_cnt = 1;
 
@@ -89,7 +94,7 @@ struct Table {
     domain.max_ep_rx_ctx = 1;
     domain.max_ep_stx_ctx = 0;
     domain.max_ep_srx_ctx = 0;
-    domain.cntr_cnt = 0;
+    domain.cntr_cnt = kEpCnt;
     domain.mr_iov_limit = 1;
     domain.caps = kDomainCaps;
     domain.mode = 0;
@@ -101,7 +106,7 @@ struct Table {
     fabric.prov_version = kProviderVersion;
     fabric.api_version = kApiVersion;
 
-    info.caps = kCaps;
+    info.caps = caps;
     info.mode = 0;
     info.addr_format = FI_FORMAT_UNSPEC;
     info.tx_attr = &tx;
@@ -115,7 +120,7 @@ struct Table {
 };
 
 // The endpoint types we offer, best first.
-constexpr std::array<fi_ep_type, 1> kEpTypes = {FI_EP_RDM};
+constexpr std::array<fi_ep_type, 2> kEpTypes = {FI_EP_RDM, FI_EP_MSG};
 
 const char* EpTypeName(int type) {
   switch (type) {
@@ -144,12 +149,15 @@ class Rejector {
     va_start(ap, fmt);
     std::vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
-    g_reason.assign(what_);
-    g_reason.append(" rejected: ");
-    g_reason.append(buf);
+    std::string line(what_);
+    line.append(" rejected: ");
+    line.append(buf);
     if (prov_ != nullptr) {
-      FI_INFO(prov_, FI_LOG_CORE, "uet: %s\n", g_reason.c_str());
+      FI_INFO(prov_, FI_LOG_CORE, "uet: %s\n", line.c_str());
     }
+    // One reason per endpoint type (and the address phase), in order.
+    if (!g_reason.empty()) g_reason.append("; ");
+    g_reason.append(line);
     return false;
   }
 
@@ -409,7 +417,7 @@ bool MatchTx(const fi_tx_attr* h, uint64_t info_caps, fi_tx_attr* out, const Rej
     return reject("tx_attr->op_flags wants 0x%" PRIx64 ", we offer 0x%" PRIx64, h->op_flags,
                   kTxOpFlags);
   }
-  if (!MatchOrder("tx_attr->msg_order", h->msg_order, kMsgOrder, reject) ||
+  if (!MatchOrder("tx_attr->msg_order", h->msg_order, out->msg_order, reject) ||
       !MatchOrder("tx_attr->comp_order", h->comp_order, kCompOrder, reject) ||
       !MatchSize("tx_attr->inject_size", h->inject_size, out->inject_size, reject) ||
       !MatchSize("tx_attr->size", h->size, out->size, reject) ||
@@ -434,7 +442,7 @@ bool MatchRx(const fi_rx_attr* h, uint64_t info_caps, fi_rx_attr* out, const Rej
                   kRxOpFlags);
   }
   // total_buffered_recv is a hint we may ignore (fi_endpoint(3)).
-  if (!MatchOrder("rx_attr->msg_order", h->msg_order, kMsgOrder, reject) ||
+  if (!MatchOrder("rx_attr->msg_order", h->msg_order, out->msg_order, reject) ||
       !MatchOrder("rx_attr->comp_order", h->comp_order, kCompOrder, reject) ||
       !MatchSize("rx_attr->size", h->size, out->size, reject) ||
       !MatchSize("rx_attr->iov_limit", h->iov_limit, out->iov_limit, reject)) {
@@ -461,15 +469,16 @@ bool MatchAndAlter(uint32_t version, const fi_info* hints, fi_info* out, const R
                     EpTypeName(out->ep_attr->type));
     }
   }
-  if (hints->caps & ~kCaps) {
+  const uint64_t offer = out->caps;  // the table's: this endpoint type's caps
+  if (hints->caps & ~offer) {
     return reject("caps wants 0x%" PRIx64 " (unsupported 0x%" PRIx64 "), we offer 0x%" PRIx64,
-                  hints->caps, hints->caps & ~kCaps, kCaps);
+                  hints->caps, hints->caps & ~offer, offer);
   }
   if (hints->addr_format != FI_FORMAT_UNSPEC) {
     return reject("addr_format wants %u, we offer %d (FI_FORMAT_UNSPEC)", hints->addr_format,
                   FI_FORMAT_UNSPEC);
   }
-  uint64_t caps = hints->caps != 0 ? ExpandCaps(hints->caps) : kCaps;
+  uint64_t caps = hints->caps != 0 ? ExpandCaps(hints->caps) & offer : offer;
 
   if (hints->fabric_attr != nullptr && !MatchFabric(hints->fabric_attr, out->fabric_attr, reject)) {
     return false;
@@ -560,9 +569,15 @@ const struct fi_info* BaseInfo(enum fi_ep_type type) {
       static const Table rdm(FI_EP_RDM);
       return &rdm.info;
     }
+    case FI_EP_MSG: {
+      static const Table msg(FI_EP_MSG);
+      return &msg.info;
+    }
+    case FI_EP_DGRAM: {
+      static const Table dgram(FI_EP_DGRAM);
+      return &dgram.info;
+    }
     case FI_EP_UNSPEC:
-    case FI_EP_MSG:
-    case FI_EP_DGRAM:
     case FI_EP_SOCK_STREAM:
     case FI_EP_SOCK_DGRAM:
       break;
@@ -809,6 +824,8 @@ int GetInfoImpl(uint32_t version, const char* node, const char* service, uint64_
       fi_freeinfo(head);
       return -FI_ENOMEM;
     }
+    // A datagram is one packet.
+    if (type == FI_EP_DGRAM) cur->ep_attr->max_msg_size = cfg.payload_bytes;
     if (!MatchAndAlter(version, hints, cur, Rejector(prov, EpTypeName(type)))) {
       fi_freeinfo(cur);
       continue;

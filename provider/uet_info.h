@@ -1,8 +1,9 @@
 // fi_getinfo for the `uet` provider: the attribute table, hint matching and
 // address resolution (working notes: .prov-design.md "P2: getinfo").
 //
-// What GetInfo returns (one fi_info per supported endpoint type; this slice:
-// FI_EP_RDM only, the table is ready for DGRAM/MSG):
+// What GetInfo returns: one fi_info per endpoint type the hints allow, RDM
+// first, then MSG (EpTypeCaps: no FI_DIRECTED_RECV/FI_SOURCE); the DGRAM
+// table (messages only, max_msg_size = one packet's payload) is built too.
 //
 //   caps        FI_MSG|FI_TAGGED|FI_RMA|FI_ATOMIC|FI_SEND|FI_RECV|FI_READ|
 //               FI_WRITE|FI_REMOTE_READ|FI_REMOTE_WRITE|FI_DIRECTED_RECV|
@@ -40,8 +41,8 @@
 //               hint's (AUTO or MANUAL) or FI_PROGRESS_MANUAL; resource_mgmt:
 //               hint's or FI_RM_ENABLED; av_type: hint's (MAP/TABLE) or
 //               FI_AV_UNSPEC (both work); mr_key_size 8, cq_data_size 8,
-//               max_ep_tx_ctx = max_ep_rx_ctx = 1, no shared contexts, no
-//               counters (cntr_cnt 0), mr_iov_limit 1, no auth keys.
+//               max_ep_tx_ctx = max_ep_rx_ctx = 1, no shared contexts,
+//               counters (cntr_cnt 1024), mr_iov_limit 1, no auth keys.
 //   fabric      name "uet", prov_version kProviderVersion; prov_name NULL (the
 //               core fills it).
 //   ep_attr     FI_PROTO_UNSPEC, protocol_version 1, max_msg_size 2^32-1,
@@ -110,6 +111,15 @@ inline constexpr uint64_t kDirectionCaps = kMsgDirectionCaps | kRmaDirectionCaps
 inline constexpr uint64_t kCommCaps = FI_LOCAL_COMM | FI_REMOTE_COMM;
 inline constexpr uint64_t kSecondaryCaps = FI_SOURCE | FI_MULTI_RECV | kCommCaps;
 inline constexpr uint64_t kCaps = kPrimaryCaps | kDirectionCaps | kSecondaryCaps;
+// What each endpoint type offers: RDM everything; MSG no FI_DIRECTED_RECV or
+// FI_SOURCE (one peer); DGRAM messages only (UUD: no RMA, no atomics).
+constexpr uint64_t EpTypeCaps(fi_ep_type type) {
+  if (type == FI_EP_MSG) return kCaps & ~(FI_DIRECTED_RECV | FI_SOURCE);
+  if (type == FI_EP_DGRAM) {
+    return FI_MSG | FI_TAGGED | kMsgDirectionCaps | FI_DIRECTED_RECV | kSecondaryCaps;
+  }
+  return kCaps;
+}
 inline constexpr uint64_t kTxCapMask =
     FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SEND | FI_READ | FI_WRITE;
 inline constexpr uint64_t kRxCapMask = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV |
@@ -164,8 +174,9 @@ int GetInfo(uint32_t version, const char* node, const char* service, uint64_t fl
             const struct fi_info* hints, struct fi_info** info, const InfoConfig& cfg,
             const struct fi_provider* prov);
 
-// Why the last GetInfo on this thread returned -FI_ENODATA (the text of the
-// log line, without the "uet: " prefix); "" after a success.
+// Why the last GetInfo on this thread returned -FI_ENODATA: the text of each
+// rejection's log line, without the "uet: " prefix, joined by "; " (one per
+// endpoint type tried); "" after a success.
 std::string_view LastRejectReason();
 
 // What a legacy mr_mode means in FI_MR_* bits: FI_MR_BASIC ->

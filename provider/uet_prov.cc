@@ -1,5 +1,6 @@
 // fi_prov_ini: the provider's entry point, its parameters and fi_getinfo.
 #include <cstdlib>
+#include <cstring>
 #include <new>
 
 #include "provider/uet_prov.h"
@@ -35,6 +36,9 @@ ProviderParams ReadParams() {
   }
   if (fi_param_get_int(&g_provider, "rto_floor_us", &v) == FI_SUCCESS) p.rto_floor_us = v;
   if (fi_param_get_int(&g_provider, "retry_limit", &v) == FI_SUCCESS) p.retry_limit = v;
+  if (fi_param_get_int(&g_provider, "cm_timeout_ms", &v) == FI_SUCCESS && v > 0) {
+    p.cm_timeout_ms = v;
+  }
   return p;
 }
 
@@ -78,8 +82,39 @@ void InitFid(struct fid* fid, size_t fclass, void* context, struct fi_ops* ops) 
 
 }  // namespace uet::prov
 
+namespace uet::prov {
+namespace {
+
+// libfabric keeps per-provider flags in fi_provider::context (include/ofi.h
+// `struct ofi_prov_context`, unchanged since 1.12): the provider type, then
+// disable_logging and disable_layering. Registration sets the type and, for
+// a few named core providers (shm, sockets, efa, psm3), disable_layering;
+// it never clears it. We set it too: without it, offering FI_EP_MSG and
+// FI_EP_DGRAM makes ofi_rxm / ofi_rxd layer RDM over them, and those
+// layered infos come *before* our native RDM for `-p uet`. An application
+// can still ask for the layering by name ("uet;ofi_rxm").
+// spec-notes/provider.md "Decisions".
+struct LibfabricProvContext {
+  int type;  // enum ofi_prov_type: OFI_PROV_CORE = 0
+  bool disable_logging;
+  bool disable_layering;
+};
+static_assert(sizeof(LibfabricProvContext) <= sizeof(fi_context));
+
+void DisableUtilityLayering(fi_provider& p) {
+  LibfabricProvContext ctx{};
+  ctx.type = 0;
+  ctx.disable_logging = false;
+  ctx.disable_layering = true;
+  std::memcpy(&p.context, &ctx, sizeof ctx);
+}
+
+}  // namespace
+}  // namespace uet::prov
+
 extern "C" FI_EXT_INI {
   using uet::prov::g_provider;
+  uet::prov::DisableUtilityLayering(g_provider);
   fi_param_define(&g_provider, "addr", FI_PARAM_STRING,
                   "Local IP address to bind (default: the address that routes to the peer, "
                   "else the first non-loopback interface address)");
@@ -96,5 +131,8 @@ extern "C" FI_EXT_INI {
                   "Smallest retransmission timeout in microseconds (default: PDS default)");
   fi_param_define(&g_provider, "retry_limit", FI_PARAM_INT,
                   "Timeouts without progress before a peer is declared unreachable");
+  fi_param_define(&g_provider, "cm_timeout_ms", FI_PARAM_INT,
+                  "MSG endpoints: how long fi_connect / fi_accept wait for the peer before "
+                  "an FI_ETIMEDOUT error on the EQ (default 10000)");
   return &g_provider;
 }

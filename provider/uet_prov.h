@@ -32,6 +32,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,7 @@ struct ProviderParams {
   std::string delivery;        // FI_UET_DELIVERY: "rud" or "rod" ("": rod if ordering asked)
   int rto_floor_us = 0;        // FI_UET_RTO_FLOOR_US (0: PDS default)
   int retry_limit = -1;        // FI_UET_RETRY_LIMIT (-1: PDS default)
+  int cm_timeout_ms = 10000;   // FI_UET_CM_TIMEOUT_MS: fi_connect / fi_accept give up
 };
 const ProviderParams& Params();
 InfoConfig InfoConfigFromParams();
@@ -84,17 +86,41 @@ struct Fabric {
   std::string name;
 };
 
+struct Pep;
+struct Endpoint;
+
+// An event queue. Besides what the application writes, it carries the CM
+// events of the MSG endpoints and passive endpoints bound to it, and it
+// drives them: every read runs their progress (uet_eq.cc). Lock order:
+// cm_mu -> Pep::mu / Domain::mu -> mu.
 struct Eq {
   struct fid_eq fid {};
   Fabric* fabric = nullptr;
-  std::mutex mu;
+  std::mutex mu;  // events, errors
   std::condition_variable cv;
   struct Event {
     uint32_t event;
     std::vector<uint8_t> bytes;
   };
   std::deque<Event> events;
+  struct ErrorEvent {
+    struct fi_eq_err_entry err {};
+    std::vector<uint8_t> data;  // err_data
+  };
+  std::deque<ErrorEvent> errors;
+  std::vector<uint8_t> last_err_data;  // what the last readerr pointed at
+  int wake_fd = -1;                    // eventfd: written on every push
+  std::mutex cm_mu;                    // peps, cm_eps and the sweeps over them
+  std::vector<Pep*> peps;              // listening, bound to this EQ
+  std::vector<Endpoint*> cm_eps;       // MSG endpoints bound to this EQ
 };
+// Passive endpoints' sockets (uet_pep.cc); call with the EQ's cm_mu held.
+void PepDrain(Pep& pep);
+int PepFd(Pep& pep);
+
+// Queue an event / an error entry and wake readers (takes eq.mu).
+void EqPush(Eq& eq, uint32_t event, const void* bytes, size_t len);
+void EqPushError(Eq& eq, const struct fi_eq_err_entry& err, std::vector<uint8_t> data);
 
 struct Mr;
 struct Endpoint;
@@ -127,9 +153,27 @@ struct CqError {
   std::string text;  // err_data: Completion::Describe()
 };
 
+// The FI_WAIT_FD wait object of a CQ or counter (uet_wait.cc): an epoll set
+// of the bound endpoints' sockets, an eventfd written when an entry is added
+// and a timerfd fi_trywait arms for the earliest PDS timer, so an
+// application sleeping on it wakes for data, completions and retransmits.
+struct WaitFd {
+  int epoll_fd = -1;
+  int event_fd = -1;
+  int timer_fd = -1;
+  ~WaitFd();
+  int Open();                // 0 or -FI_E*
+  void Signal() const;       // an entry was added
+  void Add(int fd) const;    // an endpoint's socket
+  void Remove(int fd) const;
+  void Drain() const;        // fi_trywait: consume old signals
+  void Arm(int64_t ns) const;  // fire after ns (<= 0: disarm)
+};
+
 struct Cq {
   struct fid_cq fid {};
   Domain* domain = nullptr;
+  std::unique_ptr<WaitFd> wait;  // FI_WAIT_FD only
   enum fi_cq_format format = FI_CQ_FORMAT_CONTEXT;
   size_t size = 0;
   std::deque<CqEntry> entries;
@@ -159,7 +203,61 @@ struct Mr {
   uint64_t key = 0;  // == fid.key
 };
 
+// A completion counter (uet_cntr.cc).
+struct Cntr {
+  struct fid_cntr fid {};
+  Domain* domain = nullptr;
+  uint64_t value = 0;  // under the domain mutex
+  uint64_t errors = 0;
+  std::vector<Endpoint*> endpoints;  // bound: progressed by reads and waits
+  std::unique_ptr<WaitFd> wait;      // FI_WAIT_FD only
+  int refs = 0;
+  void Add(bool ok);
+};
+
 class Progress;
+class UdpIo;
+
+// The handle of an FI_CONNREQ event (fi_info::handle): who asked, under which
+// connection id. Owned by its passive endpoint.
+struct ConnReq {
+  struct fid fid {};  // FI_CLASS_CONNREQ
+  Pep* pep = nullptr;
+  uint64_t conn_id = 0;
+  EndpointAddress client;  // the connecting endpoint
+  bool answered = false;   // accepted or rejected
+};
+
+// A passive endpoint (FI_EP_MSG): a UDP socket that takes connection requests
+// and turns them into FI_CONNREQ events on its EQ (uet_pep.cc).
+struct Pep {
+  struct fid_pep fid {};
+  Fabric* fabric = nullptr;
+  struct fi_info* info = nullptr;
+  Eq* eq = nullptr;
+  std::mutex mu;
+  EndpointAddress local;
+  std::unique_ptr<UdpIo> io;  // open once listening
+  std::map<uint64_t, uint64_t> seen;  // conn_id -> order handed up (duplicates ignored)
+  uint64_t seen_count = 0;
+  std::vector<std::unique_ptr<ConnReq>> reqs;
+  uint64_t dropped = 0;  // datagrams that were not a valid CONNREQ
+  ~Pep();
+};
+
+// The connection state of a MSG endpoint (uet_ep_cm.cc).
+struct CmState {
+  enum class Phase : uint8_t { kIdle, kConnecting, kAccepting, kConnected, kShutdown, kFailed };
+  Phase phase = Phase::kIdle;
+  uint64_t conn_id = 0;
+  std::optional<EndpointAddress> peer;  // the connected endpoint
+  std::vector<std::byte> retx;          // CONNREQ / ACCEPT until answered
+  EndpointAddress retx_to;
+  int64_t next_retx_ns = 0;  // steady-clock ns of the next resend
+  int64_t give_up_ns = 0;
+  int64_t interval_ns = 0;
+  std::vector<uint8_t> accept_param;  // fi_accept's param (ACCEPT resends carry it)
+};
 
 struct Endpoint {
   struct fid_ep fid {};
@@ -176,6 +274,18 @@ struct Endpoint {
   uint64_t tx_op_flags = 0;
   uint64_t rx_op_flags = 0;
   size_t min_multi_recv = 0;
+  // Counters by what they count (fi_ep_bind flags FI_SEND, FI_RECV, FI_READ,
+  // FI_WRITE).
+  Cntr* send_cntr = nullptr;
+  Cntr* recv_cntr = nullptr;
+  Cntr* read_cntr = nullptr;
+  Cntr* write_cntr = nullptr;
+  enum fi_ep_type type = FI_EP_RDM;
+  Eq* eq = nullptr;  // bound EQ (MSG: CM events)
+  CmState cm;        // MSG endpoints
+  // From the FI_CONNREQ handle this endpoint was opened with (server side).
+  std::optional<EndpointAddress> connreq_client;
+  uint64_t connreq_id = 0;
 };
 
 // Sets a fid's common fields.
@@ -200,6 +310,15 @@ int MrRegattr(struct fid* fid, const struct fi_mr_attr* attr, uint64_t flags,
               struct fid_mr** mr);
 int EndpointOpen(struct fid_domain* domain, struct fi_info* info, struct fid_ep** ep,
                  void* context);
+int PassiveEndpointOpen(struct fid_fabric* fabric, struct fi_info* info, struct fid_pep** pep,
+                        void* context);
+int CntrOpen(struct fid_domain* domain, struct fi_cntr_attr* attr, struct fid_cntr** cntr,
+             void* context);
+int TryWait(struct fid_fabric* fabric, struct fid** fids, int count);
+// FI_GETWAIT for a CQ or counter: its epoll fd (0 or -FI_E*).
+int GetWait(const WaitFd* wait, void* arg);
+// Every WaitFd an endpoint's socket belongs to (its CQs' and counters').
+std::vector<const WaitFd*> WaitSetsOf(const Endpoint& ep);
 int QueryAtomic(struct fid_domain* domain, enum fi_datatype datatype, enum fi_op op,
                 struct fi_atomic_attr* attr, uint64_t flags);
 
@@ -218,5 +337,27 @@ void CqPush(Cq& cq, const CqEntry& e);
 void CqPushError(Cq& cq, CqError e);
 // Drives every endpoint bound to the CQ once.
 void CqProgress(Cq& cq);
+
+// fi_enable's work (uet_ep.cc); call with the domain mutex held.
+int EnableEndpoint(Endpoint& ep);
+
+// MSG endpoints (uet_ep_cm.cc); call with the domain mutex held unless named
+// as fi_* entry points.
+extern struct fi_ops_cm g_msg_cm_ops;
+int MsgConnect(struct fid_ep* ep, const void* addr, const void* param, size_t paramlen);
+int MsgAccept(struct fid_ep* ep, const void* param, size_t paramlen);
+int MsgShutdown(struct fid_ep* ep, uint64_t flags);
+int MsgGetpeer(struct fid_ep* ep, void* addr, size_t* addrlen);
+// A CM datagram arrived on the endpoint's socket.
+void CmOnDatagram(Endpoint& ep, const IpAddress& src, uint16_t src_port,
+                  std::span<const std::byte> bytes);
+// Resends and timeouts; called on every progress pass.
+void CmOnTimer(Endpoint& ep, int64_t now_ns);
+// A UET packet arrived: while accepting it confirms the connection.
+void CmOnTraffic(Endpoint& ep);
+// Closing: tells a connected peer (SHUTDOWN).
+void CmOnClose(Endpoint& ep);
+// The connected peer, or nullopt when not connected (logged with `call`).
+std::optional<EndpointAddress> ConnectedPeer(const Endpoint& ep, const char* call);
 
 }  // namespace uet::prov

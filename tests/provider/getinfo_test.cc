@@ -152,7 +152,13 @@ TEST_F(GetInfo, NullHintsReturnTheTableAndASourceAddress) {
   InfoPtr out = Accept(nullptr);
   ASSERT_NE(out, nullptr);
   const fi_info* i = out.get();
-  EXPECT_EQ(i->next, nullptr);
+  // RDM first, then MSG, each with the same source address.
+  ASSERT_NE(i->next, nullptr);
+  EXPECT_EQ(i->next->ep_attr->type, FI_EP_MSG);
+  EXPECT_EQ(i->next->caps, kCaps & ~(FI_DIRECTED_RECV | FI_SOURCE));
+  EXPECT_EQ(i->next->next, nullptr);
+  ASSERT_NE(i->next->src_addr, nullptr);
+  EXPECT_EQ(Src(i->next), MakeAddress(DefaultLocalAddress(), kDefaultPort));
   EXPECT_EQ(i->caps, kCaps);
   EXPECT_EQ(i->mode, 0u);
   EXPECT_EQ(i->addr_format, static_cast<uint32_t>(FI_FORMAT_UNSPEC));
@@ -208,8 +214,13 @@ TEST_F(GetInfo, NullHintsReturnTheTableAndASourceAddress) {
 TEST_F(GetInfo, BaseInfoIsTheRdmTable) {
   ASSERT_NE(BaseInfo(), nullptr);
   EXPECT_EQ(BaseInfo(), BaseInfo(FI_EP_RDM));
-  EXPECT_EQ(BaseInfo(FI_EP_DGRAM), nullptr);
-  EXPECT_EQ(BaseInfo(FI_EP_MSG), nullptr);
+  ASSERT_NE(BaseInfo(FI_EP_DGRAM), nullptr);
+  ASSERT_NE(BaseInfo(FI_EP_MSG), nullptr);
+  EXPECT_EQ(BaseInfo(FI_EP_MSG)->ep_attr->type, FI_EP_MSG);
+  EXPECT_EQ(BaseInfo(FI_EP_DGRAM)->ep_attr->type, FI_EP_DGRAM);
+  EXPECT_EQ(BaseInfo(FI_EP_DGRAM)->caps & (FI_RMA | FI_ATOMIC), 0u);
+  EXPECT_EQ(BaseInfo(FI_EP_DGRAM)->tx_attr->msg_order, 0u);
+  EXPECT_EQ(BaseInfo(FI_EP_SOCK_STREAM), nullptr);
   EXPECT_EQ(BaseInfo()->ep_attr->type, FI_EP_RDM);
   EXPECT_EQ(BaseInfo()->caps, kCaps);
   EXPECT_EQ(BaseInfo()->src_addr, nullptr);
@@ -343,8 +354,19 @@ TEST_F(GetInfo, HandleIsCopied) {
 
 // ---- endpoint types and capabilities ----
 
-TEST_F(GetInfo, OnlyRdmInThisSlice) {
-  for (fi_ep_type t : {FI_EP_DGRAM, FI_EP_MSG, FI_EP_SOCK_STREAM, FI_EP_SOCK_DGRAM}) {
+TEST_F(GetInfo, EndpointTypes) {
+  {
+    InfoPtr h = PingpongHints();
+    h->ep_attr->type = FI_EP_MSG;
+    InfoPtr out = Accept(h.get());
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(out->ep_attr->type, FI_EP_MSG);
+    EXPECT_EQ(out->next, nullptr);
+    // MSG offers neither directed receive nor FI_SOURCE (one peer).
+    h->caps |= FI_DIRECTED_RECV;
+    ExpectRejected(h.get(), "FI_EP_MSG rejected: caps");
+  }
+  for (fi_ep_type t : {FI_EP_DGRAM, FI_EP_SOCK_STREAM, FI_EP_SOCK_DGRAM}) {
     InfoPtr h = PingpongHints();
     h->ep_attr->type = t;
     ExpectRejected(h.get(), "ep_attr->type");
@@ -767,7 +789,7 @@ TEST_F(GetInfo, QueueSizesAndIovLimits) {
       {[](fi_info* h) { h->domain_attr->max_ep_tx_ctx = 2; }, "domain_attr->max_ep_tx_ctx"},
       {[](fi_info* h) { h->domain_attr->max_ep_stx_ctx = 1; }, "domain_attr->max_ep_stx_ctx"},
       {[](fi_info* h) { h->domain_attr->max_ep_srx_ctx = 1; }, "domain_attr->max_ep_srx_ctx"},
-      {[](fi_info* h) { h->domain_attr->cntr_cnt = 1; }, "domain_attr->cntr_cnt"},
+      {[](fi_info* h) { h->domain_attr->cntr_cnt = kEpCnt + 1; }, "domain_attr->cntr_cnt"},
       {[](fi_info* h) { h->domain_attr->mr_iov_limit = 2; }, "domain_attr->mr_iov_limit"},
       {[](fi_info* h) { h->domain_attr->ep_cnt = kEpCnt + 1; }, "domain_attr->ep_cnt"},
   };

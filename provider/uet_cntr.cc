@@ -1,0 +1,194 @@
+// fid_cntr: completion counters. An endpoint bound with FI_SEND, FI_RECV,
+// FI_READ or FI_WRITE (FI_TRANSMIT = FI_SEND) counts each operation of that
+// kind when it completes, successful or not (errors in the error count),
+// whether or not it reports a CQ entry (injects included). Reads and waits
+// drive the bound endpoints (manual progress). Remote-access counters
+// (FI_REMOTE_READ/WRITE) are refused: the SES target does not report every
+// remote access (spec-notes/provider.md).
+#include <poll.h>
+
+#include <chrono>
+#include <new>
+
+#include "provider/progress.h"
+#include "provider/uet_prov.h"
+
+namespace uet::prov {
+
+void Cntr::Add(bool ok) {
+  ++(ok ? value : errors);
+  if (wait) wait->Signal();
+}
+
+namespace {
+
+Cntr& C(struct fid_cntr* fid) { return *Owner<Cntr>(fid); }
+
+void Drive(Cntr& c) {
+  for (Endpoint* ep : c.endpoints) {
+    if (ep->progress) ep->progress->Run();
+  }
+}
+
+uint64_t CntrRead(struct fid_cntr* fid) {
+  Cntr& c = C(fid);
+  std::lock_guard lock(c.domain->mu);
+  try {
+    Drive(c);
+  } catch (...) {
+    // Progress failed to allocate: the value read is still right.
+  }
+  return c.value;
+}
+
+uint64_t CntrReadErr(struct fid_cntr* fid) {
+  Cntr& c = C(fid);
+  std::lock_guard lock(c.domain->mu);
+  return c.errors;
+}
+
+int CntrAdd(struct fid_cntr* fid, uint64_t value) {
+  Cntr& c = C(fid);
+  std::lock_guard lock(c.domain->mu);
+  c.value += value;
+  if (c.wait) c.wait->Signal();
+  return FI_SUCCESS;
+}
+
+int CntrSet(struct fid_cntr* fid, uint64_t value) {
+  Cntr& c = C(fid);
+  std::lock_guard lock(c.domain->mu);
+  c.value = value;
+  if (c.wait) c.wait->Signal();
+  return FI_SUCCESS;
+}
+
+int CntrAddErr(struct fid_cntr* fid, uint64_t value) {
+  Cntr& c = C(fid);
+  std::lock_guard lock(c.domain->mu);
+  c.errors += value;
+  return FI_SUCCESS;
+}
+
+int CntrSetErr(struct fid_cntr* fid, uint64_t value) {
+  Cntr& c = C(fid);
+  std::lock_guard lock(c.domain->mu);
+  c.errors = value;
+  return FI_SUCCESS;
+}
+
+// Waits until value >= threshold; -FI_ETIMEDOUT after `timeout` ms (< 0:
+// forever); -FI_EAVAIL when the error count moves while waiting.
+int CntrWait(struct fid_cntr* fid, uint64_t threshold, int timeout) {
+  Cntr& c = C(fid);
+  const auto start = std::chrono::steady_clock::now();
+  uint64_t errors_at_start = 0;
+  bool first = true;
+  try {
+    for (;;) {
+      std::vector<pollfd> fds;
+      {
+        std::lock_guard lock(c.domain->mu);
+        Drive(c);
+        if (first) {
+          errors_at_start = c.errors;
+          first = false;
+        }
+        if (c.value >= threshold) return FI_SUCCESS;
+        if (c.errors != errors_at_start) return -FI_EAVAIL;
+        for (Endpoint* ep : c.endpoints) {
+          if (ep->progress) fds.push_back(pollfd{ep->progress->fd(), POLLIN, 0});
+        }
+      }
+      int wait_ms = 1;  // PDS timers need a pass at least this often
+      if (timeout >= 0) {
+        const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - start);
+        if (waited.count() >= timeout) return -FI_ETIMEDOUT;
+      }
+      poll(fds.data(), fds.size(), wait_ms);
+    }
+  } catch (const std::bad_alloc&) {
+    return -FI_ENOMEM;
+  }
+}
+
+int CntrControl(struct fid* fid, int command, void* arg) {
+  Cntr& c = *Owner<Cntr>(fid);
+  if (command == FI_GETWAIT) return GetWait(c.wait.get(), arg);
+  return -FI_ENOSYS;
+}
+
+int CntrClose(struct fid* fid) {
+  Cntr* c = Owner<Cntr>(fid);
+  {
+    std::lock_guard lock(c->domain->mu);
+    if (c->refs > 0) {
+      UET_LOG_WARN(FI_LOG_CNTR, "uet: fi_close(cntr): %d endpoints still bound\n", c->refs);
+      return -FI_EBUSY;
+    }
+    --c->domain->refs;
+  }
+  delete c;
+  return FI_SUCCESS;
+}
+
+struct fi_ops g_cntr_fi_ops = {
+    .size = sizeof(struct fi_ops),
+    .close = CntrClose,
+    .bind = UET_STUB(fi_ops, bind),
+    .control = CntrControl,
+    .ops_open = UET_STUB(fi_ops, ops_open),
+    .tostr = UET_STUB(fi_ops, tostr),
+    .ops_set = UET_STUB(fi_ops, ops_set),
+};
+
+struct fi_ops_cntr g_cntr_ops = {
+    .size = sizeof(struct fi_ops_cntr),
+    .read = CntrRead,
+    .readerr = CntrReadErr,
+    .add = CntrAdd,
+    .set = CntrSet,
+    .wait = CntrWait,
+    .adderr = CntrAddErr,
+    .seterr = CntrSetErr,
+};
+
+}  // namespace
+
+int CntrOpen(struct fid_domain* domain, struct fi_cntr_attr* attr, struct fid_cntr** cntr,
+             void* context) {
+  if (domain == nullptr || cntr == nullptr) return -FI_EINVAL;
+  if (attr != nullptr && attr->events != FI_CNTR_EVENTS_COMP) {
+    UET_LOG_WARN(FI_LOG_CNTR, "uet: fi_cntr_open: events %d (only FI_CNTR_EVENTS_COMP)\n",
+                 static_cast<int>(attr->events));
+    return -FI_ENOSYS;
+  }
+  const fi_wait_obj wait = attr != nullptr ? attr->wait_obj : FI_WAIT_NONE;
+  if (wait != FI_WAIT_NONE && wait != FI_WAIT_UNSPEC && wait != FI_WAIT_FD) {
+    UET_LOG_WARN(FI_LOG_CNTR, "uet: fi_cntr_open: wait object %d (NONE, UNSPEC, FD)\n",
+                 static_cast<int>(wait));
+    return -FI_ENOSYS;
+  }
+  Cntr* c = new (std::nothrow) Cntr();
+  if (c == nullptr) return -FI_ENOMEM;
+  c->domain = Owner<Domain>(domain);
+  if (wait == FI_WAIT_FD) {
+    c->wait.reset(new (std::nothrow) WaitFd());
+    const int rc = c->wait ? c->wait->Open() : -FI_ENOMEM;
+    if (rc != FI_SUCCESS) {
+      delete c;
+      return rc;
+    }
+  }
+  InitFid(&c->fid.fid, FI_CLASS_CNTR, context, &g_cntr_fi_ops);
+  c->fid.ops = &g_cntr_ops;
+  {
+    std::lock_guard lock(c->domain->mu);
+    ++c->domain->refs;
+  }
+  *cntr = &c->fid;
+  return FI_SUCCESS;
+}
+
+}  // namespace uet::prov
