@@ -1,12 +1,57 @@
 // fid_domain: owns the lock of everything opened on it (uet_prov.h), opens
 // CQs, AVs, endpoints and memory registrations. fi_query_atomic is in
 // uet_ep_atomic.cc.
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
 #include <new>
 
+#include "provider/progress.h"
 #include "provider/uet_prov.h"
 
 namespace uet::prov {
 namespace {
+
+// The FI_PROGRESS_AUTO thread: runs every enabled endpoint's progress, then
+// sleeps in poll() on their sockets and the wake eventfd until data arrives
+// or the earliest PDS/SES timer is due (at most 1 ms, like fi_cq_sread).
+void AutoProgress(Domain* d) {
+  std::vector<pollfd> fds;
+  while (!d->stop.load(std::memory_order_relaxed)) {
+    fds.clear();
+    fds.push_back(pollfd{d->wake_fd, POLLIN, 0});
+    int wait_ms = 1;
+    {
+      std::lock_guard lock(d->mu);
+      for (Endpoint* ep : d->endpoints) {
+        if (!ep->enabled || !ep->progress) continue;
+        try {
+          ep->progress->Run();
+        } catch (...) {
+          // Out of memory in one pass: the next pass tries again.
+        }
+        fds.push_back(pollfd{ep->progress->fd(), POLLIN, 0});
+        const TimePoint due = ep->progress->ses().NextDeadline();
+        if (due <= ep->progress->Now()) wait_ms = 0;
+      }
+    }
+    if (poll(fds.data(), fds.size(), wait_ms) > 0 && (fds[0].revents & POLLIN)) {
+      uint64_t n = 0;
+      (void)!read(d->wake_fd, &n, sizeof n);
+    }
+  }
+}
+
+void StopAutoProgress(Domain* d) {
+  if (!d->auto_progress.joinable()) return;
+  d->stop.store(true);
+  const uint64_t one = 1;
+  (void)!write(d->wake_fd, &one, sizeof one);
+  d->auto_progress.join();
+}
 
 int DomainClose(struct fid* fid) {
   Domain* d = Owner<Domain>(fid);
@@ -18,6 +63,8 @@ int DomainClose(struct fid* fid) {
       return -FI_EBUSY;
     }
   }
+  StopAutoProgress(d);
+  if (d->wake_fd >= 0) close(d->wake_fd);
   fi_freeinfo(d->info);
   delete d;
   return FI_SUCCESS;
@@ -78,6 +125,27 @@ int DomainOpen(struct fid_fabric* fabric, struct fi_info* info, struct fid_domai
   // otherwise the application's requested_key is the key (uet_mr.cc).
   d->prov_keys = info->domain_attr != nullptr &&
                  (EffectiveMrMode(info->domain_attr->mr_mode) & FI_MR_PROV_KEY) != 0;
+  const bool auto_progress =
+      info->domain_attr != nullptr && (info->domain_attr->data_progress == FI_PROGRESS_AUTO ||
+                                       info->domain_attr->control_progress == FI_PROGRESS_AUTO);
+  if (auto_progress) {
+    d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (d->wake_fd < 0) {
+      UET_LOG_WARN(FI_LOG_DOMAIN, "uet: fi_domain: eventfd: %s\n", strerror(errno));
+      fi_freeinfo(d->info);
+      delete d;
+      return -FI_EMFILE;
+    }
+    try {
+      d->auto_progress = std::thread(AutoProgress, d);
+    } catch (...) {
+      close(d->wake_fd);
+      fi_freeinfo(d->info);
+      delete d;
+      return -FI_ENOMEM;
+    }
+    UET_LOG_INFO(FI_LOG_DOMAIN, "uet: fi_domain: FI_PROGRESS_AUTO, progress thread started\n");
+  }
   InitFid(&d->fid.fid, FI_CLASS_DOMAIN, context, &g_domain_fi_ops);
   d->fid.ops = &g_domain_ops;
   d->fid.mr = &g_mr_ops;

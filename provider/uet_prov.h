@@ -25,6 +25,7 @@
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -34,6 +35,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "provider/uet_info.h"
@@ -140,6 +142,12 @@ struct Domain {
   // every enabled endpoint holds every MR in its SES memory table.
   std::map<uint64_t, Mr*> mrs;
   std::vector<Endpoint*> endpoints;
+  // FI_PROGRESS_AUTO: a thread that drives every enabled endpoint of the
+  // domain (uet_domain.cc AutoProgress), woken by its sockets, the earliest
+  // timer and `wake_fd`.
+  std::thread auto_progress;
+  std::atomic<bool> stop{false};
+  int wake_fd = -1;
 };
 
 // The completion a CQ hands out (the largest format), plus error detail.

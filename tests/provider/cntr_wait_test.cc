@@ -189,4 +189,26 @@ TEST_F(CntrApi, WaitFdWakesForACompletionAfterTrywait) {
   e.Close();
 }
 
+TEST_F(CntrApi, AutoProgressAnswersWithoutTheApplication) {
+  // A node opened with FI_PROGRESS_AUTO is never called by the test after
+  // posting its receive, yet a's sends to it complete (its thread ACKs) and
+  // the data lands.
+  Node& b2 = NewNode();
+  ASSERT_NO_FATAL_FAILURE(b2.Open({.ip = "127.0.0.3", .progress = FI_PROGRESS_AUTO}));
+  EXPECT_EQ(b2.info->domain_attr->data_progress, FI_PROGRESS_AUTO);
+  std::vector<uint8_t> in(100000, 0);
+  ASSERT_EQ(fi_recv(b2.ep.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+  const fi_addr_t to = a_.ep.Insert(b2.ep);
+  const std::vector<uint8_t> out = Pattern(in.size(), 4);
+  ASSERT_EQ(fi_send(a_.ep.ep, out.data(), out.size(), nullptr, to, nullptr), 0);
+  const auto start = std::chrono::steady_clock::now();
+  while (a_.ep.tx.got.empty() &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+    a_.ep.tx.Poll();  // only a's progress is driven by the test
+  }
+  ASSERT_FALSE(a_.ep.tx.got.empty());
+  EXPECT_FALSE(a_.ep.tx.got.front().error) << Describe(a_.ep.tx.got.front());
+  EXPECT_EQ(Memcmp(in.data(), out.data(), out.size()), 0);
+}
+
 }  // namespace

@@ -44,6 +44,7 @@ struct NodeOptions {
   uint64_t caps = kAllCaps;
   int mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
   uint64_t msg_order = 0;
+  fi_progress progress = FI_PROGRESS_UNSPEC;  // data and control progress asked for
 };
 
 inline InfoPtr GetInfo(const NodeOptions& o) {
@@ -54,6 +55,8 @@ inline InfoPtr GetInfo(const NodeOptions& o) {
   hints->domain_attr->mr_mode = o.mr_mode;
   hints->fabric_attr->prov_name = strdup("uet");
   hints->tx_attr->msg_order = o.msg_order;
+  hints->domain_attr->data_progress = o.progress;
+  hints->domain_attr->control_progress = o.progress;
   hints->rx_attr->msg_order = o.msg_order;
   fi_info* info = nullptr;
   const int rc = fi_getinfo(kVersion, o.ip, "0", FI_SOURCE, hints.get(), &info);
