@@ -147,7 +147,7 @@ struct Av {
   int refs = 0;
   // fi_addr_t of an address, FI_ADDR_NOTAVAIL if absent (directed receive,
   // FI_SOURCE).
-  fi_addr_t Find(const IpAddress& ip, uint32_t initiator) const;
+  fi_addr_t Find(const FabricAddress& peer, uint32_t initiator) const;
 };
 
 struct Mr {

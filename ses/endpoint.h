@@ -33,7 +33,7 @@
 #include "ses/opcodes.h"
 #include "ses/recv_queue.h"
 #include "uet/environment.h"
-#include "uet/ip_address.h"
+#include "uet/fabric_address.h"
 #include "uet/result.h"
 #include "uet/types.h"
 
@@ -96,7 +96,7 @@ struct EndpointConfig {
 
 // Where an operation goes.
 struct Peer {
-  IpAddress addr;
+  FabricAddress addr;  // the peer FEP's IP and the UDP port it receives on
   PidOnFep pid_on_fep;
   ResourceIndex resource_index;
 };
@@ -131,7 +131,7 @@ struct Completion {
   ReturnCode rc = ReturnCode::kOk;   // kRemoteError: the target's code
   pds::Failure transport;            // kTransportError
   std::optional<Error> local_error;  // kLocalError
-  IpAddress peer;                    // target (initiator ops) or source (receives)
+  FabricAddress peer;                    // target (initiator ops) or source (receives)
   uint32_t initiator = 0;            // receives: the sender's initiator ID
   uint64_t length = 0;               // bytes placed / transferred
   uint64_t overflow_length = 0;      // kTruncated: bytes that did not fit
@@ -141,7 +141,7 @@ struct Completion {
   bool multi_recv_released = false;  // multi-receive: the buffer is done (FI_MULTI_RECV)
 
   // One line for a log or fi_cq_strerror, naming the operation, the peer and
-  // the code, e.g. "uet: write to 198.51.100.3 failed: target answered
+  // the code, e.g. "uet: write to 198.51.100.3:4793 failed: target answered
   // RC_BAD_MKEY (0x1c)".
   std::string Describe() const;
 };
@@ -247,7 +247,7 @@ class Endpoint final : private pds::Delivery {
   Status DeregisterMemory(uint64_t key) { return memory_.Deregister(key); }
 
   // ---- I/O and time ----
-  void OnPacket(TimePoint now, const IpAddress& from, std::span<const std::byte> bytes,
+  void OnPacket(TimePoint now, const FabricAddress& from, std::span<const std::byte> bytes,
                 pds::RxMeta meta = {});
   void OnTimer(TimePoint now);
   TimePoint NextDeadline() const;

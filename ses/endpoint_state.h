@@ -129,7 +129,7 @@ struct Endpoint::State {
   uint64_t next_rx_id = 1;
   std::map<uint64_t, std::unique_ptr<RxMessage>> messages;  // by id
   // Messages still receiving packets, by {source address, initiator, message ID}.
-  using MessageKey = std::tuple<IpAddress, uint32_t, uint16_t>;
+  using MessageKey = std::tuple<FabricAddress, uint32_t, uint16_t>;
   std::map<MessageKey, uint64_t> message_by_key;
 
   State(const EndpointConfig& c)

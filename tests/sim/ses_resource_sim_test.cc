@@ -533,8 +533,8 @@ std::vector<Template> Templates(uint32_t initiator) {
 // afterwards.
 TEST_F(SesResource, MalformedRequestsAreAnsweredAndDoNoHarm) {
   EventLoop loop;
-  EngineHost e(Ip(1), seed_.Derive("e"));
-  SesHost b(Ip(2), seed_.Derive("b"));
+  EngineHost e(Fep(1), seed_.Derive("e"));
+  SesHost b(Fep(2), seed_.Derive("b"));
   ASSERT_TRUE(e.ok() && b.ok());
   PointToPoint net(loop, e, b, LinkConfig{});
   SeededRandom rng(seed_.Derive("garbage"));
@@ -593,7 +593,7 @@ TEST_F(SesResource, MalformedRequestsAreAnsweredAndDoNoHarm) {
   // refused for a key), many are not. Each is answered once, one way or the
   // other; any response b gives is a well-formed SES response.
   constexpr uint64_t kMutated = 300;
-  const std::vector<Template> templates = Templates(e.address().v4());
+  const std::vector<Template> templates = Templates(e.address().ip.v4());
   for (uint64_t t = 1001; t <= 1000 + kMutated; ++t) {
     const Template& tpl = templates[pick(templates.size())];
     std::vector<std::byte> bytes = tpl.bytes;
@@ -641,7 +641,7 @@ TEST_F(SesResource, MalformedRequestsAreAnsweredAndDoNoHarm) {
   std::vector<std::byte> buf = GuardedBuffer(good.size());
   ASSERT_TRUE(b.PostRecv(Recv(std::span(buf).first(good.size()), 9, kTag), true).ok());
   ses::StandardRequest h = Standard(ses::RequestOpcode::kTaggedSend, true, true,
-                                    e.address().v4(), 500, kTag, 200);
+                                    e.address().ip.v4(), 500, kTag, 200);
   submit(9999, pds::NextHeader::kSesStandardRequest,
          SesBytes(ses::StandardRequestHeaders{.header = h, .extension = {}}, good));
   RunFor(loop, std::chrono::milliseconds(10));
@@ -651,7 +651,7 @@ TEST_F(SesResource, MalformedRequestsAreAnsweredAndDoNoHarm) {
   const ses::Completion& c = b.by_context[9];
   EXPECT_EQ(c.status, CompletionStatus::kOk) << c.Describe();
   EXPECT_EQ(c.peer, e.address());
-  EXPECT_EQ(c.initiator, e.address().v4());
+  EXPECT_EQ(c.initiator, e.address().ip.v4());
   EXPECT_TRUE(SameBytes(std::span(buf).first(good.size()), good));
   EXPECT_TRUE(AllGuard(std::span(buf).subspan(good.size())));
   std::printf("[ stats    ] %llu malformed, %llu refused, %llu stored, %llu timed out\n",

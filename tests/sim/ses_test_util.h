@@ -70,7 +70,7 @@ inline ses::SendOp SendOf(const SesHost& to, std::span<const std::byte> data, ui
 
 // How a receive names `h` as its source (SesHost's initiator ID is its IPv4).
 inline ses::Source SourceOf(const SesHost& h) {
-  return ses::Source{.addr = h.address(), .initiator = h.address().v4()};
+  return ses::Source{.addr = h.address(), .initiator = h.address().ip.v4()};
 }
 
 // A buffer of `n` bytes followed by kGuardBytes guard bytes, all kGuard.
@@ -147,8 +147,8 @@ struct TwoHosts {
   TwoHosts(const SimSeed& seed, const ses::EndpointConfig& config_a,
            const ses::EndpointConfig& config_b,
            std::optional<ImpairmentProfile> impair = std::nullopt)
-      : a(Ip(1), seed.Derive("a"), config_a),
-        b(Ip(2), seed.Derive("b"), config_b),
+      : a(Fep(1), seed.Derive("a"), config_a),
+        b(Fep(2), seed.Derive("b"), config_b),
         net(loop, a, b, LinkConfig{}) {
     if (impair) {
       ImpairLink(net.a_to_b(), seed, "a->b", *impair);
