@@ -5,10 +5,11 @@
 // time comes in as `now`, packets leave through the PacketSink given at
 // Create, results go up through EndpointEvents, synchronously.
 //
-// Initiator: Send (untagged, tagged; eager or rendezvous), Write, Read, Atomic
-// (fetching or not). An operation is split into packets of `payload_bytes`;
-// one operation = one UET message (one message_id), except atomics and reads,
-// which are one packet. The caller's buffers must stay valid until the
+// Initiator: Send (untagged, tagged; eager or rendezvous), SendDatagram (one
+// unreliable packet over PDS UUD), Write, Read, Atomic (fetching or not). An
+// operation is split into packets of `payload_bytes`; one operation = one UET
+// message (one message_id), except datagrams, atomics and reads, which are
+// one packet. The caller's buffers must stay valid until the
 // operation's completion. Every operation ends in exactly one completion.
 //
 // Target: posted receives (tagged and untagged, multi-receive), an unexpected
@@ -19,7 +20,8 @@
 // Receives complete when the whole message is placed; sends complete when
 // every packet is acknowledged (= placed in the receive buffer or the
 // unexpected store, and the target's response, if any, arrived), and for a
-// rendezvous send when the target has read the rest.
+// rendezvous send when the target has read the rest. A datagram completes when
+// its packet has left: nobody acknowledges it.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -213,6 +215,11 @@ struct SesCounters {
   uint64_t messages_timed_out = 0;
   uint64_t msg_errors_sent = 0;
   uint64_t msg_errors_received = 0;
+  uint64_t datagrams_sent = 0;      // SendDatagram packets handed to PDS UUD
+  uint64_t datagrams_received = 0;  // UUD sends matched or stored
+  // UUD requests not taken (not a single-packet send, failed checks, store
+  // full): nobody tells the sender, they are simply gone.
+  uint64_t datagrams_dropped = 0;
   std::array<uint64_t, 64> refused_by_rc{};  // by ReturnCode value
 };
 
@@ -234,6 +241,14 @@ class Endpoint final : private pds::Delivery {
   // the operation cannot carry), kUnsupported (an atomic UET or this endpoint
   // cannot do), kNoSpace (no free message ID).
   Status Send(TimePoint now, const SendOp& op);
+  // One unreliable datagram (libfabric FI_EP_DGRAM): a single PDS UUD packet
+  // with a standard SES header (SEND or TAGGED_SEND, CQ data if given). No
+  // ACK, no response, no retransmission; the completion (always kOk) comes
+  // when the packet has left, whatever becomes of it. The target matches it
+  // like a single-packet send, or stores it as unexpected (dropped when the
+  // store is full). Errors: kInvalidArgument for data longer than
+  // payload_bytes (no partial sends) or delivery_complete.
+  Status SendDatagram(TimePoint now, const SendOp& op);
   Status Write(TimePoint now, const WriteOp& op);
   Status Read(TimePoint now, const ReadOp& op);
   Status Atomic(TimePoint now, const AtomicOp& op);
@@ -290,6 +305,9 @@ class Endpoint final : private pds::Delivery {
 
   // ---- target (endpoint_target.cc) ----
   pds::SesResponse HandleRequest(const pds::RxRequest& rx, std::span<const std::byte> bytes);
+  // A request that came over UUD: only a whole single-packet send is taken.
+  pds::SesResponse HandleDatagram(const pds::RxRequest& rx, const RequestView& v);
+  pds::SesResponse DropDatagram();
   ReturnCode CheckAddressing(const RequestView& v) const;
   pds::SesResponse HandleSend(const pds::RxRequest& rx, const RequestView& v);
   pds::SesResponse HandleWrite(const pds::RxRequest& rx, const RequestView& v);

@@ -36,6 +36,7 @@ struct TxOp {
   uint64_t buffer_offset = 0;
   std::optional<uint64_t> cq_data;
   bool delivery_complete = false;
+  bool datagram = false;        // one packet over PDS UUD, standard header
   uint32_t request_length = 0;  // the message's length (rendezvous: all of it)
   RequestExtension extension;
   // kServedRead: the target PDC whose reverse PSN space carries the data, and

@@ -47,6 +47,12 @@ Status SesHost::Send(const ses::SendOp& op) {
   return st;
 }
 
+Status SesHost::SendDatagram(const ses::SendOp& op) {
+  Status st = endpoint_->SendDatagram(Now(), op);
+  Rearm();
+  return st;
+}
+
 Status SesHost::Write(const ses::WriteOp& op) {
   Status st = endpoint_->Write(Now(), op);
   Rearm();

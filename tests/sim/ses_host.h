@@ -38,6 +38,7 @@ class SesHost : public Host, public pds::PacketSink, public ses::EndpointEvents 
 
   // Endpoint calls at Now(), then the timer is re-armed.
   Status Send(const ses::SendOp& op);
+  Status SendDatagram(const ses::SendOp& op);
   Status Write(const ses::WriteOp& op);
   Status Read(const ses::ReadOp& op);
   Status Atomic(const ses::AtomicOp& op);

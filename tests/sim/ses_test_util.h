@@ -142,6 +142,19 @@ inline ses::RequestCommon RawCommon(ses::RequestOpcode op, bool som, bool eom, b
   return c;
 }
 
+// A standard request header of `op` as a raw sender builds it (RawCommon).
+inline ses::StandardRequest RawStandard(ses::RequestOpcode op, bool som, bool eom,
+                                        uint32_t initiator, uint16_t msg_id, uint64_t key,
+                                        uint32_t length) {
+  ses::StandardRequest h;
+  h.common = RawCommon(op, som, eom);
+  h.message_id = MessageId(msg_id);
+  h.initiator = initiator;
+  h.memory_key = key;
+  h.request_length = length;
+  return h;
+}
+
 // Two SES hosts on one point-to-point link, optionally impaired both ways.
 struct TwoHosts {
   TwoHosts(const SimSeed& seed, const ses::EndpointConfig& config_a,
