@@ -208,7 +208,7 @@ Pdc* Engine::FindPdcMutable(PdcId local) {
   return it == pdcs_.end() ? nullptr : it->second.get();
 }
 
-const Pdc* Engine::FindInitiator(const IpAddress& dst, PdsMode mode, JobId job,
+const Pdc* Engine::FindInitiator(const FabricAddress& dst, PdsMode mode, JobId job,
                                  uint8_t tc) const {
   auto it = initiator_by_key_.find(MakeKey(mode, job, dst, tc));
   return it == initiator_by_key_.end() ? nullptr : pdcs_.at(it->second.value()).get();
@@ -232,7 +232,7 @@ void Engine::RemovePdc(PdcId local) {
   retired_ += pdc->counters;
 }
 
-void Engine::Emit(const IpAddress& to, const PdsHeader& header,
+void Engine::Emit(const FabricAddress& to, const PdsHeader& header,
                   std::span<const std::byte> payload) {
   ByteWriter w(tx_buffer_);
   Status st = SerializePdsHeader(header, w);
@@ -243,7 +243,7 @@ void Engine::Emit(const IpAddress& to, const PdsHeader& header,
 
 // ---- receive dispatch ----
 
-void Engine::OnPacket(TimePoint now, const IpAddress& from, std::span<const std::byte> bytes,
+void Engine::OnPacket(TimePoint now, const FabricAddress& from, std::span<const std::byte> bytes,
                       RxMeta meta) {
   DepthGuard guard(depth_);
   ByteReader r(bytes);

@@ -37,7 +37,7 @@
 #include "pds/rto_estimator.h"
 #include "pds/types.h"
 #include "uet/environment.h"
-#include "uet/ip_address.h"
+#include "uet/fabric_address.h"
 #include "uet/result.h"
 #include "uet/types.h"
 
@@ -81,7 +81,9 @@ struct EngineConfig {
   // has waited this long.
   static constexpr Duration kDefaultClearRequestAfter = std::chrono::milliseconds(1);
 
-  IpAddress local;
+  // This FEP's own address (IP and the UDP port it receives on). The engine
+  // keeps it for diagnostics only: it never checks a packet's destination.
+  FabricAddress local;
   uint32_t mp_range = PsnWindowConfig::kDefaultMpRange;  // both directions
   RtoConfig rto;
   AckPolicyConfig ack;
@@ -108,7 +110,8 @@ class PacketSink {
  public:
   virtual ~PacketSink() = default;
   // `packet` starts with the PDS header; it is valid only during the call.
-  virtual void Send(const IpAddress& dst, std::span<const std::byte> packet) = 0;
+  // `dst` is the peer FEP: its IP and the UDP port it receives on.
+  virtual void Send(const FabricAddress& dst, std::span<const std::byte> packet) = 0;
 };
 
 // What comes with a received packet besides its bytes.
@@ -118,7 +121,7 @@ struct RxMeta {
 
 // One request to send.
 struct SubmitRequest {
-  IpAddress dst;
+  FabricAddress dst;
   PdsMode mode = PdsMode::kRud;
   // With the mode and dst, the initiator PDC key (protocol-facts §2.9). A PDC
   // carries one mode and one traffic class.
@@ -136,7 +139,7 @@ struct SubmitRequest {
 
 // A request handed up to SES.
 struct RxRequest {
-  IpAddress src;
+  FabricAddress src;
   PdsMode mode = PdsMode::kRud;
   PdcId pdc;      // local PDC ID; kNoPdc for RUDI and UUD
   Psn psn;        // RUD/ROD
@@ -178,7 +181,7 @@ class SesResponse {
 
 // A request the peer acknowledged (RUD/ROD), answered (RUDI) or that left (UUD).
 struct Completion {
-  IpAddress peer;
+  FabricAddress peer;
   PdcId pdc;  // local PDC ID; kNoPdc for RUDI and UUD
   // The SES response the ACK or RUDI response carried; kNone and empty for a
   // plain ACK (default response). Valid only during the upcall.
@@ -194,7 +197,7 @@ enum class FailureReason : uint8_t {
 const char* FailureReasonName(FailureReason r);
 
 struct Failure {
-  IpAddress peer;
+  FabricAddress peer;
   PdcId pdc;  // the local PDC ID; kNoPdc for RUDI
   FailureReason reason = FailureReason::kRetryLimit;
   uint8_t last_nack_code = 0;  // NackCode value, 0 when no NACK arrived
@@ -225,10 +228,11 @@ class Engine {
   // invalid next_hdr, PDC table full, queue full, unknown reverse_of PDC.
   Status Submit(TimePoint now, const SubmitRequest& request,
                 std::span<const std::byte> ses_header_and_payload);
-  // One packet from the network, starting at the PDS header. Never fails:
+  // One packet from the network, starting at the PDS header; `from` is the
+  // sender's IP and UDP source port (its FEP address). Never fails:
   // what cannot be used is counted (counters().drops) and, where the spec
   // says so, answered with a NACK.
-  void OnPacket(TimePoint now, const IpAddress& from, std::span<const std::byte> bytes,
+  void OnPacket(TimePoint now, const FabricAddress& from, std::span<const std::byte> bytes,
                 RxMeta meta = {});
   void OnTimer(TimePoint now);
   TimePoint NextDeadline() const;
@@ -252,13 +256,13 @@ class Engine {
   // Diagnostics and tests.
   const Pdc* FindPdc(PdcId local) const;
   // The open initiator PDC for this key, nullptr if none.
-  const Pdc* FindInitiator(const IpAddress& dst, PdsMode mode = PdsMode::kRud,
+  const Pdc* FindInitiator(const FabricAddress& dst, PdsMode mode = PdsMode::kRud,
                            JobId job = JobId(), uint8_t tc = 0) const;
 
  private:
   // {mode, JobID, dst, TC}; the source is this engine's address.
-  using InitiatorKey = std::tuple<uint8_t, uint32_t, IpAddress, uint8_t>;
-  using TargetKey = std::pair<IpAddress, uint16_t>;  // {peer, peer's SPDCID}
+  using InitiatorKey = std::tuple<uint8_t, uint32_t, FabricAddress, uint8_t>;
+  using TargetKey = std::pair<FabricAddress, uint16_t>;  // {peer, peer's SPDCID}
 
   Engine(const EngineConfig& config, Random& random, PacketSink& sink, Delivery& delivery);
 
@@ -267,7 +271,7 @@ class Engine {
   Result<Pdc*> GetOrCreateInitiator(const SubmitRequest& request);
   Result<std::unique_ptr<SenderHalf>> MakeSender(Psn start_psn) const;
   Result<std::unique_ptr<ReceiverHalf>> MakeReceiver(Psn start_psn) const;
-  static InitiatorKey MakeKey(PdsMode mode, JobId job, const IpAddress& dst, uint8_t tc) {
+  static InitiatorKey MakeKey(PdsMode mode, JobId job, const FabricAddress& dst, uint8_t tc) {
     return {static_cast<uint8_t>(mode), job.value(), dst, tc};
   }
   static InitiatorKey KeyOf(const Pdc& pdc);
@@ -277,7 +281,7 @@ class Engine {
   // Removes the PDC from every table; counters go to retired_.
   void RemovePdc(PdcId local);
   void Drop(DropReason reason) { counters_.drops.Count(reason); }
-  void Emit(const IpAddress& to, const PdsHeader& header, std::span<const std::byte> payload);
+  void Emit(const FabricAddress& to, const PdsHeader& header, std::span<const std::byte> payload);
   void FlushCompletions();
 
   // ---- sender half (engine_tx.cc) ----
@@ -287,9 +291,9 @@ class Engine {
   // Stores a packet on a PSN just taken from the window and sends it.
   void SendNew(TimePoint now, Pdc& pdc, Psn psn, SentPacket packet);
   void Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx);
-  void HandleAck(TimePoint now, const IpAddress& from, const Ack& ack,
+  void HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
                  std::optional<SackBlock> sack, std::span<const std::byte> response);
-  void HandleNack(TimePoint now, const IpAddress& from, const Nack& nack);
+  void HandleNack(TimePoint now, const FabricAddress& from, const Nack& nack);
   void HandleRto(TimePoint now, Pdc& pdc);
   void FastRetransmit(TimePoint now, Pdc& pdc);
   void GoBack(TimePoint now, Pdc& pdc, Psn from);
@@ -300,9 +304,9 @@ class Engine {
   void Fail(PdcId local, FailureReason reason);
 
   // ---- receiver half (engine_rx.cc) ----
-  void HandleRequest(TimePoint now, const IpAddress& from, const RudRodRequest& req,
+  void HandleRequest(TimePoint now, const FabricAddress& from, const RudRodRequest& req,
                      std::span<const std::byte> payload, RxMeta meta);
-  Pdc* MatchRequest(const IpAddress& from, const RudRodRequest& req);
+  Pdc* MatchRequest(const FabricAddress& from, const RudRodRequest& req);
   // Hands one in-order (ROD) or first-arrival (RUD) packet to SES and records
   // the answer; false if SES refused it (the PSN stays unreceived).
   struct Delivered {
@@ -323,12 +327,12 @@ class Engine {
   void SendAck(TimePoint now, Pdc& pdc, Psn ack_psn, AckReason reason, bool ecn = false,
                const SesResponse* response = nullptr, bool reply = false);
   // `counters`: the PDC the NACK belongs to, nullptr for none.
-  void SendNack(PdcCounters* counters, const IpAddress& to, NackCode code, Psn psn,
+  void SendNack(PdcCounters* counters, const FabricAddress& to, NackCode code, Psn psn,
                 PdcId spdcid, PdcId dpdcid, uint32_t payload = 0);
   void ApplyClear(Pdc& pdc, Psn clear_psn);
 
   // ---- control packets, close and idle (engine_control.cc) ----
-  void HandleControl(TimePoint now, const IpAddress& from, const ControlPacket& cp);
+  void HandleControl(TimePoint now, const FabricAddress& from, const ControlPacket& cp);
   void SendControl(TimePoint now, Pdc& pdc, ControlType type, Psn psn, uint32_t payload);
   // Initiator side: CLEAR for everything acked so far.
   void SendClear(TimePoint now, Pdc& pdc);
@@ -356,10 +360,10 @@ class Engine {
   Status SubmitRudi(TimePoint now, const SubmitRequest& request,
                     std::span<const std::byte> bytes);
   Status SubmitUud(const SubmitRequest& request, std::span<const std::byte> bytes);
-  void HandleRudi(TimePoint now, const IpAddress& from, const RudiPacket& p,
+  void HandleRudi(TimePoint now, const FabricAddress& from, const RudiPacket& p,
                   std::span<const std::byte> payload, RxMeta meta);
-  void HandleRudiNack(TimePoint now, const IpAddress& from, const Nack& nack);
-  void HandleUud(const IpAddress& from, const UudRequest& p, std::span<const std::byte> payload,
+  void HandleRudiNack(TimePoint now, const FabricAddress& from, const Nack& nack);
+  void HandleUud(const FabricAddress& from, const UudRequest& p, std::span<const std::byte> payload,
                  RxMeta meta);
   void RudiTimers(TimePoint now);
   // Removes the request and reports it failed.
@@ -389,7 +393,7 @@ class Engine {
   // Completions to report once the state is consistent.
   struct Done {
     uint64_t token;
-    IpAddress peer;
+    FabricAddress peer;
     PdcId pdc;
     NextHeader response_hdr;
     std::vector<std::byte> response;

@@ -21,7 +21,7 @@ void Engine::SendClear(TimePoint now, Pdc& pdc) {
   if (tx.clear_wanted && through >= *tx.clear_wanted) tx.clear_wanted.reset();
 }
 
-void Engine::HandleControl(TimePoint now, const IpAddress& from, const ControlPacket& cp) {
+void Engine::HandleControl(TimePoint now, const FabricAddress& from, const ControlPacket& cp) {
   if (cp.syn) {
     // Only a CLOSE could carry SYN (a PDC closed before its first ACK), and
     // this engine never sends one: an initiator closes established PDCs only.

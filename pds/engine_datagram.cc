@@ -96,7 +96,7 @@ Status Engine::SubmitUud(const SubmitRequest& request, std::span<const std::byte
   return OkStatus();
 }
 
-void Engine::HandleRudi(TimePoint now, const IpAddress& from, const RudiPacket& p,
+void Engine::HandleRudi(TimePoint now, const FabricAddress& from, const RudiPacket& p,
                         std::span<const std::byte> payload, RxMeta meta) {
   if (!p.response) {
     ++counters_.rudi_received;
@@ -138,7 +138,7 @@ void Engine::HandleRudi(TimePoint now, const IpAddress& from, const RudiPacket& 
   ++counters_.rudi_completed;
 }
 
-void Engine::HandleRudiNack(TimePoint now, const IpAddress& from, const Nack& nack) {
+void Engine::HandleRudiNack(TimePoint now, const FabricAddress& from, const Nack& nack) {
   (void)now;
   auto it = rudi_.find(nack.pkt_id);
   if (it == rudi_.end() || it->second->dst != from) {
@@ -163,7 +163,7 @@ void Engine::FailRudi(uint32_t pkt_id, FailureReason reason) {
   delivery_.OnSendFailed(token, failure);
 }
 
-void Engine::HandleUud(const IpAddress& from, const UudRequest& p,
+void Engine::HandleUud(const FabricAddress& from, const UudRequest& p,
                        std::span<const std::byte> payload, RxMeta meta) {
   ++counters_.uud_received;
   RxRequest request;

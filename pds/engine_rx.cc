@@ -20,7 +20,7 @@ Psn NextToDeliver(const ReceiverHalf& rx) {
 
 }  // namespace
 
-Pdc* Engine::MatchRequest(const IpAddress& from, const RudRodRequest& req) {
+Pdc* Engine::MatchRequest(const FabricAddress& from, const RudRodRequest& req) {
   if (req.syn) {
     const Psn start = req.psn - req.psn_offset;
     TargetKey key{from, req.spdcid.value()};
@@ -86,7 +86,7 @@ Pdc* Engine::MatchRequest(const IpAddress& from, const RudRodRequest& req) {
   return pdc;
 }
 
-void Engine::HandleRequest(TimePoint now, const IpAddress& from, const RudRodRequest& req,
+void Engine::HandleRequest(TimePoint now, const FabricAddress& from, const RudRodRequest& req,
                            std::span<const std::byte> payload, RxMeta meta) {
   if (req.spdcid == kNoPdc) {  // no PDC to answer to
     Drop(DropReason::kUnparsable);
@@ -310,7 +310,7 @@ void Engine::SendAck(TimePoint now, Pdc& pdc, Psn ack_psn, AckReason reason, boo
   rx.ack.OnAckSent();
 }
 
-void Engine::SendNack(PdcCounters* counters, const IpAddress& to, NackCode code, Psn psn,
+void Engine::SendNack(PdcCounters* counters, const FabricAddress& to, NackCode code, Psn psn,
                       PdcId spdcid, PdcId dpdcid, uint32_t payload) {
   Nack nack;
   nack.nack_code = code;

@@ -152,7 +152,7 @@ void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
 
 // ---- ACK ----
 
-void Engine::HandleAck(TimePoint now, const IpAddress& from, const Ack& ack,
+void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
                        std::optional<SackBlock> sack, std::span<const std::byte> response) {
   Pdc* found = FindPdcMutable(ack.dpdcid);
   if (found == nullptr || !found->tx || found->peer != from || ack.spdcid == kNoPdc ||
@@ -269,7 +269,7 @@ void Engine::FastRetransmit(TimePoint now, Pdc& pdc) {
 
 // ---- NACK ----
 
-void Engine::HandleNack(TimePoint now, const IpAddress& from, const Nack& nack) {
+void Engine::HandleNack(TimePoint now, const FabricAddress& from, const Nack& nack) {
   Pdc* found = FindPdcMutable(nack.dpdcid);
   if (found != nullptr && found->peer == from && !found->is_initiator() && found->rx &&
       nack.nack_code == NackCode::kInvDpdcid && found->rx->stored.contains(nack.nack_psn)) {

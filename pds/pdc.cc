@@ -35,7 +35,7 @@ Psn SenderHalf::AckedThrough() const {
 ReceiverHalf::ReceiverHalf(PsnWindow psn_window, AckPolicy policy)
     : window(std::move(psn_window)), ack(std::move(policy)), last_arrival(window.cack()) {}
 
-Pdc::Pdc(PdcRole pdc_role, PdsMode pdc_mode, const IpAddress& peer_address, PdcId local_id,
+Pdc::Pdc(PdcRole pdc_role, PdsMode pdc_mode, const FabricAddress& peer_address, PdcId local_id,
          Psn start)
     : role(pdc_role), mode(pdc_mode), peer(peer_address), local(local_id), start_psn(start) {}
 

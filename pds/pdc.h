@@ -22,7 +22,7 @@
 #include "pds/send_window.h"
 #include "pds/types.h"
 #include "uet/environment.h"
-#include "uet/ip_address.h"
+#include "uet/fabric_address.h"
 #include "uet/types.h"
 
 namespace uet::pds {
@@ -142,11 +142,11 @@ enum class PdcState : uint8_t {
 
 class Pdc {
  public:
-  Pdc(PdcRole role, PdsMode mode, const IpAddress& peer, PdcId local, Psn start_psn);
+  Pdc(PdcRole role, PdsMode mode, const FabricAddress& peer, PdcId local, Psn start_psn);
 
   const PdcRole role;
   const PdsMode mode;  // kRud or kRod
-  const IpAddress peer;
+  const FabricAddress peer;
   const PdcId local;
   const Psn start_psn;  // both directions (spec-notes/pds.md "Reverse direction")
   PdcId remote = kNoPdc;     // initiator: learnt from the first ACK's spdcid
@@ -181,7 +181,7 @@ namespace uet::pds {
 // A RUDI request waiting for its response (RUDI keeps all state at the
 // initiator, protocol-facts §2.8).
 struct RudiPending {
-  IpAddress dst;
+  FabricAddress dst;
   uint64_t token = 0;
   NextHeader next_hdr = NextHeader::kNone;
   std::vector<std::byte> ses_and_payload;

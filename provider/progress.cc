@@ -16,13 +16,12 @@ Result<std::unique_ptr<Progress>> Progress::Create(Endpoint& ep,
   const uint64_t seed = (uint64_t{rd()} << 32) ^ rd();
   std::unique_ptr<Progress> p(new Progress(ep, std::move(io), seed));
   ses::EndpointConfig c = config;
-  c.pds.local = p->io_->local_addr();
+  c.pds.local = FabricAddress(p->io_->local_addr(), p->io_->local_port());
   // The initiator ID is the UDP port (known only now when it is ephemeral):
   // what fi_getname advertises, so targets can name us (FI_SOURCE, directed
   // receives).
   c.initiator_id = p->io_->local_port();
   UET_ASSIGN_OR_RETURN(p->ses_, ses::Endpoint::Create(c, p->random_, *p, *p));
-  p->default_port_ = Params().port > 0 ? static_cast<uint16_t>(Params().port) : 4793;
   return p;
 }
 
@@ -45,25 +44,18 @@ void Progress::Run() {
       return;
     }
     if (ep_.type == FI_EP_MSG) CmOnTraffic(ep_);
-    ports_[d.src] = d.src_port;
-    ses_->OnPacket(now, d.src, d.bytes, pds::RxMeta{.ecn_ce = d.ecn_ce});
+    // The peer is its FEP address: source IP and port (our sockets send from
+    // the port they receive on; spec-notes/pds.md "Peer identity").
+    ses_->OnPacket(now, FabricAddress(d.src, d.src_port), d.bytes,
+                   pds::RxMeta{.ecn_ce = d.ecn_ce});
   });
   if (now >= ses_->NextDeadline()) ses_->OnTimer(now);
   if (ep_.type == FI_EP_MSG) CmOnTimer(ep_, now.since_epoch.count());
   io_->Flush();
 }
 
-void Progress::Send(const IpAddress& dst, std::span<const std::byte> packet) {
-  auto it = ports_.find(dst);
-  if (it == ports_.end() && ep_.av != nullptr) {
-    for (const auto& a : ep_.av->table) {
-      if (a && a->fabric_address == dst) {
-        it = ports_.emplace(dst, a->udp_port).first;
-        break;
-      }
-    }
-  }
-  io_->Queue(dst, it != ports_.end() ? it->second : default_port_, packet);
+void Progress::Send(const FabricAddress& dst, std::span<const std::byte> packet) {
+  io_->Queue(dst.ip, dst.port, packet);
 }
 
 uint64_t Progress::AddOp(OpRecord op) {

@@ -60,9 +60,6 @@ class Progress final : public pds::PacketSink, public ses::EndpointEvents {
   void CountDroppedCm() { ++dropped_cm_; }
   uint64_t dropped_cm() const { return dropped_cm_; }
 
-  // Where `ip` receives UET (learned from the AV and from arriving packets).
-  void SetPort(const IpAddress& ip, uint16_t port) { ports_[ip] = port; }
-
   // Registers an operation; its id is the SES context.
   uint64_t AddOp(OpRecord op);
   void DropOp(uint64_t id) { ops_.erase(id); }
@@ -74,7 +71,7 @@ class Progress final : public pds::PacketSink, public ses::EndpointEvents {
  private:
   Progress(Endpoint& ep, std::unique_ptr<UdpIo> io, uint64_t seed);
   // pds::PacketSink
-  void Send(const IpAddress& dst, std::span<const std::byte> packet) override;
+  void Send(const FabricAddress& dst, std::span<const std::byte> packet) override;
   // ses::EndpointEvents
   void OnCompletion(const ses::Completion& c) override;
   // The target side of a write with remote CQ data: a receive-CQ entry.
@@ -86,8 +83,6 @@ class Progress final : public pds::PacketSink, public ses::EndpointEvents {
   std::unique_ptr<UdpIo> io_;
   SeededRandom random_;
   std::unique_ptr<ses::Endpoint> ses_;
-  std::map<IpAddress, uint16_t> ports_;
-  uint16_t default_port_ = 4793;
   uint64_t next_op_ = 1;
   std::map<uint64_t, OpRecord> ops_;
   uint64_t dropped_cm_ = 0;  // CM datagrams not for this endpoint (or malformed)

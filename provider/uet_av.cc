@@ -119,9 +119,9 @@ struct fi_ops_av g_av_ops = {
 
 }  // namespace
 
-fi_addr_t Av::Find(const IpAddress& ip, uint32_t initiator) const {
+fi_addr_t Av::Find(const FabricAddress& peer, uint32_t initiator) const {
   for (size_t i = 0; i < table.size(); ++i) {
-    if (table[i] && table[i]->fabric_address == ip && table[i]->initiator_id == initiator) {
+    if (table[i] && table[i]->UdpFep() == peer && table[i]->initiator_id == initiator) {
       return i;
     }
   }

@@ -121,7 +121,7 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
   c.mode = (p.delivery == "rod" || (p.delivery.empty() && ordered)) ? pds::PdsMode::kRod
                                                                      : pds::PdsMode::kRud;
   if (p.rto_floor_us > 0) c.pds.rto.min_rto = std::chrono::microseconds(p.rto_floor_us);
-  if (p.retry_limit >= 0) c.pds.retry_limit = static_cast<uint32_t>(p.retry_limit);
+  if (p.retry_limit > 0) c.pds.retry_limit = static_cast<uint32_t>(p.retry_limit);
   c.pid_on_fep = ep.local.pid_on_fep;
   c.resource_index = ep.local.start_resource_index;
   return c;

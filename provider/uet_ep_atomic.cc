@@ -226,7 +226,6 @@ ssize_t AtomicLocked(Endpoint& ep, const AtomicArgs& a, const char* call) {
   }
   std::optional<EndpointAddress> peer = LookupPeer(ep, a.dest, call);
   if (!peer) return NoPeerErrno(ep);
-  ep.progress->SetPort(peer->fabric_address, peer->udp_port);
 
   OpRecord rec;
   rec.user_context = a.context;

@@ -35,9 +35,13 @@ ssize_t SendLocked(Endpoint& ep, const SendArgs& a, const char* call) {
                  kInjectSize);
     return -FI_EMSGSIZE;
   }
+  if (ep.type == FI_EP_DGRAM && a.len > PayloadBytes()) {
+    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: %zu bytes exceed the DGRAM max_msg_size %zu\n", call,
+                 a.len, PayloadBytes());
+    return -FI_EMSGSIZE;
+  }
   std::optional<EndpointAddress> peer = LookupPeer(ep, a.dest, call);
   if (!peer) return NoPeerErrno(ep);
-  ep.progress->SetPort(peer->fabric_address, peer->udp_port);
   OpRecord op;
   op.user_context = a.context;
   op.flags = FI_SEND | (a.tagged ? FI_TAGGED : FI_MSG);
@@ -51,9 +55,7 @@ ssize_t SendLocked(Endpoint& ep, const SendArgs& a, const char* call) {
   if (a.inject || (a.flags & FI_INJECT)) op.owned.assign(data.begin(), data.end());
   const uint64_t id = ep.progress->AddOp(std::move(op));
   // The map node is stable: its `owned` bytes stay put until the completion.
-  ses::SendOp s{.peer = ses::Peer{.addr = peer->fabric_address,
-                                  .pid_on_fep = peer->pid_on_fep,
-                                  .resource_index = peer->start_resource_index},
+  ses::SendOp s{.peer = PeerOf(*peer),
                 .data = data,
                 .tagged = a.tagged,
                 .tag = a.tag,
@@ -61,6 +63,13 @@ ssize_t SendLocked(Endpoint& ep, const SendArgs& a, const char* call) {
                 .delivery_complete = (a.flags & FI_DELIVERY_COMPLETE) != 0,
                 .context = id};
   if (a.inject || (a.flags & FI_INJECT)) s.data = ep.progress->OwnedBytes(id);
+  // DGRAM endpoints: one unreliable UUD packet (ses SendDatagram); it
+  // completes when it has left.
+  if (ep.type == FI_EP_DGRAM) {
+    return StartRegistered(ep, id, call, [&] {
+      return ep.progress->ses().SendDatagram(ep.progress->Now(), s);
+    });
+  }
   return StartRegistered(ep, id, call,
                          [&] { return ep.progress->ses().Send(ep.progress->Now(), s); });
 }
@@ -86,7 +95,7 @@ ssize_t RecvLocked(Endpoint& ep, const RecvArgs& a, const char* call) {
   if (a.src != FI_ADDR_UNSPEC && (ep.info->caps & FI_DIRECTED_RECV)) {
     std::optional<EndpointAddress> peer = LookupPeer(ep, a.src, call);
     if (!peer) return -FI_EINVAL;
-    from = ses::Source{.addr = peer->fabric_address, .initiator = peer->initiator_id};
+    from = ses::Source{.addr = peer->UdpFep(), .initiator = peer->initiator_id};
   }
   OpRecord op;
   op.user_context = a.context;

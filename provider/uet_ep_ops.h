@@ -59,7 +59,7 @@ inline bool EpReady(const Endpoint& ep, const char* call) {
 }
 
 inline ses::Peer PeerOf(const EndpointAddress& a) {
-  return ses::Peer{.addr = a.fabric_address,
+  return ses::Peer{.addr = a.UdpFep(),
                    .pid_on_fep = a.pid_on_fep,
                    .resource_index = a.start_resource_index};
 }

@@ -68,7 +68,6 @@ ssize_t RmaLocked(Endpoint& ep, const RmaArgs& a, const char* call) {
   }
   std::optional<EndpointAddress> peer = LookupPeer(ep, a.peer, call);
   if (!peer) return NoPeerErrno(ep);
-  ep.progress->SetPort(peer->fabric_address, peer->udp_port);
 
   OpRecord op;
   op.user_context = a.context;

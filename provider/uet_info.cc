@@ -120,7 +120,7 @@ struct Table {
 };
 
 // The endpoint types we offer, best first.
-constexpr std::array<fi_ep_type, 2> kEpTypes = {FI_EP_RDM, FI_EP_MSG};
+constexpr std::array<fi_ep_type, 3> kEpTypes = {FI_EP_RDM, FI_EP_MSG, FI_EP_DGRAM};
 
 const char* EpTypeName(int type) {
   switch (type) {

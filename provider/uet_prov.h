@@ -56,7 +56,12 @@ struct ProviderParams {
   size_t payload_bytes = 0;    // FI_UET_PAYLOAD: payload per packet (0: default)
   std::string delivery;        // FI_UET_DELIVERY: "rud" or "rod" ("": rod if ordering asked)
   int rto_floor_us = 0;        // FI_UET_RTO_FLOOR_US (0: PDS default)
-  int retry_limit = -1;        // FI_UET_RETRY_LIMIT (-1: PDS default)
+  // FI_UET_RETRY_LIMIT: timeouts in a row without progress before a peer is
+  // declared unreachable. The PDS default (5, REF's) gives up after ~6 ms of
+  // silence with the 200 us RTO floor: far too little when a peer process is
+  // descheduled on a busy host. 25 = ~1.7 s (RTO doubles up to 100 ms).
+  static constexpr int kDefaultRetryLimit = 25;
+  int retry_limit = kDefaultRetryLimit;
   int cm_timeout_ms = 10000;   // FI_UET_CM_TIMEOUT_MS: fi_connect / fi_accept give up
 };
 const ProviderParams& Params();
@@ -199,7 +204,7 @@ struct Av {
   int refs = 0;
   // fi_addr_t of an address, FI_ADDR_NOTAVAIL if absent (directed receive,
   // FI_SOURCE).
-  fi_addr_t Find(const IpAddress& ip, uint32_t initiator) const;
+  fi_addr_t Find(const FabricAddress& peer, uint32_t initiator) const;
 };
 
 struct Mr {

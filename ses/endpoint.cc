@@ -117,7 +117,7 @@ Result<std::unique_ptr<Endpoint>> Endpoint::Create(const EndpointConfig& config,
   return ep;
 }
 
-void Endpoint::OnPacket(TimePoint now, const IpAddress& from, std::span<const std::byte> bytes,
+void Endpoint::OnPacket(TimePoint now, const FabricAddress& from, std::span<const std::byte> bytes,
                         pds::RxMeta meta) {
   Entry entry(*this, now);
   pds_->OnPacket(now, from, bytes, meta);

@@ -5,10 +5,11 @@
 // time comes in as `now`, packets leave through the PacketSink given at
 // Create, results go up through EndpointEvents, synchronously.
 //
-// Initiator: Send (untagged, tagged; eager or rendezvous), Write, Read, Atomic
-// (fetching or not). An operation is split into packets of `payload_bytes`;
-// one operation = one UET message (one message_id), except atomics and reads,
-// which are one packet. The caller's buffers must stay valid until the
+// Initiator: Send (untagged, tagged; eager or rendezvous), SendDatagram (one
+// unreliable packet over PDS UUD), Write, Read, Atomic (fetching or not). An
+// operation is split into packets of `payload_bytes`; one operation = one UET
+// message (one message_id), except datagrams, atomics and reads, which are
+// one packet. The caller's buffers must stay valid until the
 // operation's completion. Every operation ends in exactly one completion.
 //
 // Target: posted receives (tagged and untagged, multi-receive), an unexpected
@@ -19,7 +20,8 @@
 // Receives complete when the whole message is placed; sends complete when
 // every packet is acknowledged (= placed in the receive buffer or the
 // unexpected store, and the target's response, if any, arrived), and for a
-// rendezvous send when the target has read the rest.
+// rendezvous send when the target has read the rest. A datagram completes when
+// its packet has left: nobody acknowledges it.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -33,7 +35,7 @@
 #include "ses/opcodes.h"
 #include "ses/recv_queue.h"
 #include "uet/environment.h"
-#include "uet/ip_address.h"
+#include "uet/fabric_address.h"
 #include "uet/result.h"
 #include "uet/types.h"
 
@@ -96,7 +98,7 @@ struct EndpointConfig {
 
 // Where an operation goes.
 struct Peer {
-  IpAddress addr;
+  FabricAddress addr;  // the peer FEP's IP and the UDP port it receives on
   PidOnFep pid_on_fep;
   ResourceIndex resource_index;
 };
@@ -131,7 +133,7 @@ struct Completion {
   ReturnCode rc = ReturnCode::kOk;   // kRemoteError: the target's code
   pds::Failure transport;            // kTransportError
   std::optional<Error> local_error;  // kLocalError
-  IpAddress peer;                    // target (initiator ops) or source (receives)
+  FabricAddress peer;                    // target (initiator ops) or source (receives)
   uint32_t initiator = 0;            // receives: the sender's initiator ID
   uint64_t length = 0;               // bytes placed / transferred
   uint64_t overflow_length = 0;      // kTruncated: bytes that did not fit
@@ -141,7 +143,7 @@ struct Completion {
   bool multi_recv_released = false;  // multi-receive: the buffer is done (FI_MULTI_RECV)
 
   // One line for a log or fi_cq_strerror, naming the operation, the peer and
-  // the code, e.g. "uet: write to 198.51.100.3 failed: target answered
+  // the code, e.g. "uet: write to 198.51.100.3:4793 failed: target answered
   // RC_BAD_MKEY (0x1c)".
   std::string Describe() const;
 };
@@ -213,6 +215,11 @@ struct SesCounters {
   uint64_t messages_timed_out = 0;
   uint64_t msg_errors_sent = 0;
   uint64_t msg_errors_received = 0;
+  uint64_t datagrams_sent = 0;      // SendDatagram packets handed to PDS UUD
+  uint64_t datagrams_received = 0;  // UUD sends matched or stored
+  // UUD requests not taken (not a single-packet send, failed checks, store
+  // full): nobody tells the sender, they are simply gone.
+  uint64_t datagrams_dropped = 0;
   std::array<uint64_t, 64> refused_by_rc{};  // by ReturnCode value
 };
 
@@ -234,6 +241,14 @@ class Endpoint final : private pds::Delivery {
   // the operation cannot carry), kUnsupported (an atomic UET or this endpoint
   // cannot do), kNoSpace (no free message ID).
   Status Send(TimePoint now, const SendOp& op);
+  // One unreliable datagram (libfabric FI_EP_DGRAM): a single PDS UUD packet
+  // with a standard SES header (SEND or TAGGED_SEND, CQ data if given). No
+  // ACK, no response, no retransmission; the completion (always kOk) comes
+  // when the packet has left, whatever becomes of it. The target matches it
+  // like a single-packet send, or stores it as unexpected (dropped when the
+  // store is full). Errors: kInvalidArgument for data longer than
+  // payload_bytes (no partial sends) or delivery_complete.
+  Status SendDatagram(TimePoint now, const SendOp& op);
   Status Write(TimePoint now, const WriteOp& op);
   Status Read(TimePoint now, const ReadOp& op);
   Status Atomic(TimePoint now, const AtomicOp& op);
@@ -247,7 +262,7 @@ class Endpoint final : private pds::Delivery {
   Status DeregisterMemory(uint64_t key) { return memory_.Deregister(key); }
 
   // ---- I/O and time ----
-  void OnPacket(TimePoint now, const IpAddress& from, std::span<const std::byte> bytes,
+  void OnPacket(TimePoint now, const FabricAddress& from, std::span<const std::byte> bytes,
                 pds::RxMeta meta = {});
   void OnTimer(TimePoint now);
   TimePoint NextDeadline() const;
@@ -290,6 +305,9 @@ class Endpoint final : private pds::Delivery {
 
   // ---- target (endpoint_target.cc) ----
   pds::SesResponse HandleRequest(const pds::RxRequest& rx, std::span<const std::byte> bytes);
+  // A request that came over UUD: only a whole single-packet send is taken.
+  pds::SesResponse HandleDatagram(const pds::RxRequest& rx, const RequestView& v);
+  pds::SesResponse DropDatagram();
   ReturnCode CheckAddressing(const RequestView& v) const;
   pds::SesResponse HandleSend(const pds::RxRequest& rx, const RequestView& v);
   pds::SesResponse HandleWrite(const pds::RxRequest& rx, const RequestView& v);

@@ -18,15 +18,11 @@ uint32_t PacketsFor(size_t bytes, size_t per_packet) {
   return bytes == 0 ? 1 : static_cast<uint32_t>((bytes + per_packet - 1) / per_packet);
 }
 
-}  // namespace
-
-Status Endpoint::Send(TimePoint now, const SendOp& s) {
-  Entry entry(*this, now);
-  if (s.data.size() > kMaxRequestLength) {
-    return Error::InvalidArgument("ses.send", "length (over 2^32-1 bytes)");
-  }
+// An eager send of all of `s` (the caller checked its length).
+std::unique_ptr<TxOp> SendTxOp(const SendOp& s) {
   auto op = std::make_unique<TxOp>();
   op->kind = s.tagged ? OpKind::kTaggedSend : OpKind::kSend;
+  op->opcode = s.tagged ? RequestOpcode::kTaggedSend : RequestOpcode::kSend;
   op->context = s.context;
   op->peer = s.peer;
   op->key_or_tag = s.tagged ? s.tag : 0;
@@ -34,6 +30,17 @@ Status Endpoint::Send(TimePoint now, const SendOp& s) {
   op->delivery_complete = s.delivery_complete;
   op->request_length = static_cast<uint32_t>(s.data.size());
   op->payload = s.data;
+  return op;
+}
+
+}  // namespace
+
+Status Endpoint::Send(TimePoint now, const SendOp& s) {
+  Entry entry(*this, now);
+  if (s.data.size() > kMaxRequestLength) {
+    return Error::InvalidArgument("ses.send", "length (over 2^32-1 bytes)");
+  }
+  std::unique_ptr<TxOp> op = SendTxOp(s);
   const size_t eager = config_.payload_bytes;
   if (s.data.size() > config_.rendezvous_threshold && s.data.size() > eager) {
     // Rendezvous: the first packet carries `eager` bytes and says where the
@@ -55,9 +62,21 @@ Status Endpoint::Send(TimePoint now, const SendOp& s) {
                                         .read_resource_index = config_.resource_index,
                                         .read_offset = eager,
                                         .read_memory_key = key};
-  } else {
-    op->opcode = s.tagged ? RequestOpcode::kTaggedSend : RequestOpcode::kSend;
   }
+  return StartOp(std::move(op));
+}
+
+Status Endpoint::SendDatagram(TimePoint now, const SendOp& s) {
+  Entry entry(*this, now);
+  constexpr const char* kCtx = "ses.send_datagram";
+  if (s.data.size() > config_.payload_bytes) {
+    return Error::InvalidArgument(kCtx, "length (over one packet's payload_bytes)");
+  }
+  if (s.delivery_complete) {
+    return Error::InvalidArgument(kCtx, "delivery_complete (a datagram is never acknowledged)");
+  }
+  std::unique_ptr<TxOp> op = SendTxOp(s);
+  op->datagram = true;
   return StartOp(std::move(op));
 }
 
@@ -208,7 +227,7 @@ void Endpoint::SubmitNext(uint64_t id, TxOp& op) {
   Status status = BuildPacket(op, index, st.tx_buffer, &next_hdr);
   if (status.ok()) {
     const pds::SubmitRequest req{.dst = op.peer.addr,
-                                 .mode = config_.mode,
+                                 .mode = op.datagram ? pds::PdsMode::kUud : config_.mode,
                                  .job = op.job,
                                  .tc = config_.traffic_class,
                                  .token = id,
@@ -218,9 +237,12 @@ void Endpoint::SubmitNext(uint64_t id, TxOp& op) {
     ++op.next_packet;
     ++st.inflight_packets;
     const bool served = op.role == TxOp::Role::kServedRead;
+    const bool datagram = op.datagram;
+    // A UUD submit completes at once: `op` may be gone when it returns.
     status = pds_->Submit(st.now, req, st.tx_buffer);
     if (status.ok()) {
       ++(served ? counters_.read_data_packets_sent : counters_.packets_sent);
+      if (datagram) ++counters_.datagrams_sent;
       return;
     }
     --st.inflight_packets;
@@ -306,7 +328,8 @@ Status Endpoint::BuildPacket(const TxOp& op, uint32_t index, std::vector<std::by
     const bool whole = op.total_packets == 1 && op.payload.size() == op.request_length;
     const bool needs_id =
         op.opcode == RequestOpcode::kRead || op.opcode == RequestOpcode::kFetchingAtomic;
-    const bool short_form = whole && !needs_id && op.request_length <= kSmallMediumMaxLength;
+    const bool short_form =
+        whole && !needs_id && !op.datagram && op.request_length <= kSmallMediumMaxLength;
     if (short_form && config_.small_header_sends && op.opcode == RequestOpcode::kSend &&
         !op.cq_data) {
       SmallRequest h;

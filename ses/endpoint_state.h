@@ -36,6 +36,7 @@ struct TxOp {
   uint64_t buffer_offset = 0;
   std::optional<uint64_t> cq_data;
   bool delivery_complete = false;
+  bool datagram = false;        // one packet over PDS UUD, standard header
   uint32_t request_length = 0;  // the message's length (rendezvous: all of it)
   RequestExtension extension;
   // kServedRead: the target PDC whose reverse PSN space carries the data, and
@@ -129,7 +130,7 @@ struct Endpoint::State {
   uint64_t next_rx_id = 1;
   std::map<uint64_t, std::unique_ptr<RxMessage>> messages;  // by id
   // Messages still receiving packets, by {source address, initiator, message ID}.
-  using MessageKey = std::tuple<IpAddress, uint32_t, uint16_t>;
+  using MessageKey = std::tuple<FabricAddress, uint32_t, uint16_t>;
   std::map<MessageKey, uint64_t> message_by_key;
 
   State(const EndpointConfig& c)

@@ -2,6 +2,7 @@
 // executed or served; refusals answered with a return code, touching nothing.
 #include <algorithm>
 #include <cstring>
+#include <variant>
 
 #include "ses/atomic_compute.h"
 #include "ses/endpoint.h"
@@ -55,16 +56,19 @@ ReturnCode Endpoint::CheckAddressing(const RequestView& v) const {
 
 pds::SesResponse Endpoint::HandleRequest(const pds::RxRequest& rx,
                                          std::span<const std::byte> bytes) {
+  const bool datagram = rx.mode == pds::PdsMode::kUud;
   auto parsed = ParseRequest(rx.next_hdr, bytes);
   if (!parsed.ok()) {
     ++counters_.malformed_requests;
+    if (datagram) return DropDatagram();
     const bool unknown_op = parsed.error().code == Errc::kUnknownType &&
                             std::string_view(parsed.error().field) == "opcode";
     return Refuse(nullptr, unknown_op ? ReturnCode::kUnsupportedOp : ReturnCode::kInitiatorErr);
   }
   const RequestView& v = *parsed;
   const ReturnCode rc = CheckAddressing(v);
-  if (rc != ReturnCode::kOk) return Refuse(&v, rc);
+  if (rc != ReturnCode::kOk) return datagram ? DropDatagram() : Refuse(&v, rc);
+  if (datagram) return HandleDatagram(rx, v);
   switch (v.opcode()) {
     case RequestOpcode::kSend:
     case RequestOpcode::kTaggedSend:
@@ -83,7 +87,7 @@ pds::SesResponse Endpoint::HandleRequest(const pds::RxRequest& rx,
     case RequestOpcode::kNoOp:
       if (v.payload.empty() && v.som() && v.eom()) return {};
       return Refuse(&v, ReturnCode::kUnsupportedSize);
-    case RequestOpcode::kDatagramSend:  // UUD only; we send none and accept none
+    case RequestOpcode::kDatagramSend:  // legal over UUD only (HandleDatagram)
     case RequestOpcode::kDeferrableSend:
     case RequestOpcode::kDeferrableTsend:
     case RequestOpcode::kDeferrableRtr:
@@ -93,6 +97,29 @@ pds::SesResponse Endpoint::HandleRequest(const pds::RxRequest& rx,
       break;
   }
   return Refuse(&v, ReturnCode::kUnsupportedOp);
+}
+
+// ---- datagrams (UUD) ----
+
+pds::SesResponse Endpoint::DropDatagram() {
+  ++counters_.datagrams_dropped;
+  return {};  // UUD carries no response
+}
+
+pds::SesResponse Endpoint::HandleDatagram(const pds::RxRequest& rx, const RequestView& v) {
+  // A datagram is a whole send in one packet: SEND, TAGGED_SEND (what
+  // SendDatagram sends) or DATAGRAM_SEND (untagged), without a rendezvous.
+  const RequestOpcode op = v.opcode();
+  const bool send = op == RequestOpcode::kSend || op == RequestOpcode::kTaggedSend ||
+                    op == RequestOpcode::kDatagramSend;
+  if (!send || !v.whole_message() || v.message_offset != 0 ||
+      !std::holds_alternative<std::monostate>(v.extension)) {
+    ++counters_.malformed_requests;
+    return DropDatagram();
+  }
+  if (HandleSend(rx, v).refused()) return DropDatagram();  // the store is full
+  ++counters_.datagrams_received;
+  return {};
 }
 
 // ---- sends and tagged sends ----

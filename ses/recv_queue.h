@@ -27,14 +27,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "uet/ip_address.h"
+#include "uet/fabric_address.h"
 #include "uet/result.h"
 
 namespace uet::ses {
 
 // Who sent a message, as the target sees it.
 struct Source {
-  IpAddress addr;          // fabric address (PDS peer)
+  FabricAddress addr;      // the peer FEP: IP and UDP port (PDS peer)
   uint32_t initiator = 0;  // SES initiator ID
   friend bool operator==(const Source&, const Source&) = default;
 };

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "uet/udp_encap.h"
+
 namespace uet {
 namespace {
 
@@ -169,6 +171,10 @@ Result<EndpointAddress> EndpointAddress::ParseBlob(std::span<const std::byte> bl
   UET_ASSIGN_OR_RETURN(EndpointAddress a, Parse(r));
   if (!r.empty()) return Error::Invalid(kContext, "blob length", blob.size());
   return a;
+}
+
+FabricAddress EndpointAddress::UdpFep() const {
+  return FabricAddress(fabric_address, udp_port != 0 ? udp_port : kUetUdpPort);
 }
 
 std::string EndpointAddress::ToString() const {

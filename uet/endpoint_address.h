@@ -37,6 +37,7 @@
 
 #include "uet/bitfield.h"
 #include "uet/bytes.h"
+#include "uet/fabric_address.h"
 #include "uet/ip_address.h"
 #include "uet/result.h"
 #include "uet/types.h"
@@ -99,6 +100,10 @@ struct EndpointAddress {
   uint32_t initiator_id = 0;
 
   size_t WireSize() const { return fabric_address.is_v6() ? kSizeV6 : kSizeV4; }
+  // Where the FEP receives UET over UDP, the peer identity PDS and SES use:
+  // {fabric_address, udp_port}, with the UET port 4793 when the blob leaves
+  // the port 0 (unknown).
+  FabricAddress UdpFep() const;
 
   // Fails with kBufferTooSmall, kFieldOverflow ("pid_on_fep",
   // "start_resource_index") or kInvalidValue ("num_resource_indices" when the

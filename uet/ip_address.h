@@ -1,4 +1,5 @@
-// A fabric address: the IPv4 or IPv6 address of a fabric endpoint (FEP).
+// An IPv4 or IPv6 address. A fabric endpoint's full address (IP + UDP port)
+// is uet::FabricAddress (uet/fabric_address.h).
 #pragma once
 
 #include <array>
@@ -38,7 +39,5 @@ class IpAddress {
   Family family_ = Family::kV4;
   std::array<uint8_t, 16> bytes_{};  // IPv4 uses the first 4
 };
-
-using FabricAddress = IpAddress;
 
 }  // namespace uet

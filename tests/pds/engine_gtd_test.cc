@@ -401,7 +401,7 @@ TEST_F(GtdExpiryTest, InvDpdcidNotNamingAStoredPsnOrFromAnotherHostChangesNothin
 
   struct Case {
     const char* what;
-    IpAddress from;
+    FabricAddress from;
     Nack nack;
   };
   const Case cases[] = {

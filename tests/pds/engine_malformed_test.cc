@@ -39,7 +39,7 @@ enum class Into : uint8_t { kTarget, kInitiator };
 struct Row {
   std::string name;
   Into into = Into::kTarget;
-  std::optional<IpAddress> from;  // default: the peer of the receiving engine
+  std::optional<FabricAddress> from;  // default: the peer of the receiving engine
   std::function<Bytes(const Established&)> bytes;
   std::optional<NackCode> nack;         // the one reply is a NACK with this code
   bool ack = false;                     // the one reply is an ACK
@@ -52,7 +52,7 @@ struct Row {
     into = Into::kInitiator;
     return *this;
   }
-  Row& From(const IpAddress& a) {
+  Row& From(const FabricAddress& a) {
     from = a;
     return *this;
   }
@@ -494,7 +494,7 @@ TEST_P(MalformedPacketTest, AnsweredAsTheSpecSaysAndStateUndamaged) {
   const size_t a_done = del_a_.completed.size();
 
   Engine& into = row.into == Into::kTarget ? B() : A();
-  const IpAddress from = row.from.value_or(row.into == Into::kTarget ? kA : kB);
+  const FabricAddress from = row.from.value_or(row.into == Into::kTarget ? kA : kB);
   const Bytes bytes = row.bytes(e);
   into.OnPacket(now_, from, bytes);
 
@@ -609,7 +609,7 @@ TEST_F(EngineTest, EveryPrefixOfEveryHeaderTypeIsDroppedAsTruncated) {
     SCOPED_TRACE(s.name);
     const Bytes full = Encode(s.header);
     Engine& into = s.into == Into::kTarget ? B() : A();
-    const IpAddress from = s.into == Into::kTarget ? kA : kB;
+    const FabricAddress from = s.into == Into::kTarget ? kA : kB;
     for (size_t n = 0; n < full.size(); ++n) {
       const uint64_t before = DropCount(into, DropReason::kTruncated);
       into.OnPacket(now_, from, std::span<const std::byte>(full.data(), n));
@@ -753,7 +753,7 @@ TEST_P(GarbageTest, RandomGarbageAndMutationsNeverBreakTheEngines) {
   for (const Sent& s : in_flight) valid.push_back(s.bytes);
 
   SeededRandom rng(seed);
-  const IpAddress froms[] = {kA, kB, kC};
+  const FabricAddress froms[] = {kA, kB, kC};
   for (int i = 0; i < 20000; ++i) {
     Bytes b;
     switch (rng.Uniform(4)) {

@@ -269,7 +269,7 @@ TEST_F(EngineTest, EcnCeReachesSesAndIsEchoedInTheAck) {
 TEST_F(EngineTest, InitiatorPdcKeyIsModeJobDstAndTrafficClass) {
   Build();
   struct Key {
-    IpAddress dst;
+    FabricAddress dst;
     PdsMode mode;
     uint32_t job;
     uint8_t tc;
@@ -277,6 +277,7 @@ TEST_F(EngineTest, InitiatorPdcKeyIsModeJobDstAndTrafficClass) {
   const std::vector<Key> keys = {
       {kB, PdsMode::kRud, 1, 0}, {kB, PdsMode::kRud, 2, 0}, {kB, PdsMode::kRud, 1, 1},
       {kB, PdsMode::kRod, 1, 0}, {kC, PdsMode::kRud, 1, 0}, {V6(2), PdsMode::kRud, 1, 0},
+      {Fep(2, kUetUdpPort + 1), PdsMode::kRud, 1, 0},
   };
   std::vector<PdcId> ids;
   uint64_t token = 1;
@@ -295,7 +296,7 @@ TEST_F(EngineTest, InitiatorPdcKeyIsModeJobDstAndTrafficClass) {
     EXPECT_EQ(pdc->local, s.request()->spdcid);
   }
   EXPECT_EQ(std::set<PdcId>(ids.begin(), ids.end()).size(), keys.size())
-      << "a different JobID, TC, mode or dst is a different PDC";
+      << "a different JobID, TC, mode or dst (IP or port) is a different PDC";
   EXPECT_EQ(A().pdc_count(), keys.size());
 
   // The same keys again: the same PDCs, next PSNs.

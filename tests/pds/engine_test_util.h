@@ -4,8 +4,8 @@
 //   CaptureSink      records (and parses) every packet an engine sends
 //   RecordingDelivery records OnRequest / OnSendComplete / OnSendFailed and
 //                    answers requests with a configurable SesResponse
-//   EngineTest       a fixture with an initiator A (127.0.0.1) and a target B
-//                    (127.0.0.2), seeded randomness, helpers that move packets
+//   EngineTest       a fixture with an initiator A (127.0.0.1:4793) and a
+//                    target B (127.0.0.2:4793), seeded randomness, helpers that move packets
 //                    between them one by one or until quiet, and helpers that
 //                    inject hand-built packets (codec structs + SerializePdsHeader)
 //
@@ -35,7 +35,8 @@
 #include "tests/codec_test_util.h"
 #include "uet/bytes.h"
 #include "uet/environment.h"
-#include "uet/ip_address.h"
+#include "uet/fabric_address.h"
+#include "uet/udp_encap.h"
 
 namespace uet::pds::engine_test {
 
@@ -44,14 +45,18 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testutil::Bytes;
 
-// Loopback and documentation addresses only (no private ranges).
-inline const IpAddress kA = IpAddress::V4({127, 0, 0, 1});  // the initiator
-inline const IpAddress kB = IpAddress::V4({127, 0, 0, 2});  // the target
-inline const IpAddress kC = IpAddress::V4({127, 0, 0, 3});  // a third host
-inline IpAddress V6(uint8_t last) {
+// Loopback and documentation addresses only (no private ranges). Peers are
+// FEP addresses: IP and UDP port.
+inline FabricAddress Fep(uint8_t last, uint16_t port = kUetUdpPort) {
+  return FabricAddress(IpAddress::V4({127, 0, 0, last}), port);
+}
+inline const FabricAddress kA = Fep(1);  // the initiator
+inline const FabricAddress kB = Fep(2);  // the target
+inline const FabricAddress kC = Fep(3);  // a third host
+inline FabricAddress V6(uint8_t last, uint16_t port = kUetUdpPort) {
   std::array<uint8_t, 16> b{0x20, 0x01, 0x0d, 0xb8};  // 2001:db8::/32
   b[15] = last;
-  return IpAddress::V6(b);
+  return FabricAddress(IpAddress::V6(b), port);
 }
 
 // ---- packets ----
@@ -69,8 +74,8 @@ inline Bytes Encode(const PdsHeader& h, std::span<const std::byte> payload = {})
 
 // One packet an engine handed to its PacketSink, parsed.
 struct Sent {
-  IpAddress from;
-  IpAddress to;
+  FabricAddress from;
+  FabricAddress to;
   Bytes bytes;
   PdsHeader header;
   Bytes payload;  // what follows the PDS header (SES header / response bytes)
@@ -123,9 +128,9 @@ inline bool AcksPsn(const Sent& s, Psn psn) {
 
 class CaptureSink : public PacketSink {
  public:
-  explicit CaptureSink(const IpAddress& self) : self_(self) {}
+  explicit CaptureSink(const FabricAddress& self) : self_(self) {}
 
-  void Send(const IpAddress& dst, std::span<const std::byte> packet) override {
+  void Send(const FabricAddress& dst, std::span<const std::byte> packet) override {
     Sent s;
     s.from = self_;
     s.to = dst;
@@ -149,7 +154,7 @@ class CaptureSink : public PacketSink {
   uint64_t total = 0;
 
  private:
-  IpAddress self_;
+  FabricAddress self_;
 };
 
 // ---- SES stand-in ----
@@ -175,7 +180,7 @@ struct ReceivedRequest {
 
 struct CompletedSend {
   uint64_t token = 0;
-  IpAddress peer;
+  FabricAddress peer;
   PdcId pdc;
   NextHeader response_hdr = NextHeader::kNone;
   Bytes response;
@@ -332,10 +337,10 @@ class EngineTest : public ::testing::Test {
 
   Engine& A() { return *a_; }
   Engine& B() { return *b_; }
-  Engine& At(const IpAddress& addr) { return addr == kA ? *a_ : *b_; }
-  RecordingDelivery& DeliveryAt(const IpAddress& addr) { return addr == kA ? del_a_ : del_b_; }
+  Engine& At(const FabricAddress& addr) { return addr == kA ? *a_ : *b_; }
+  RecordingDelivery& DeliveryAt(const FabricAddress& addr) { return addr == kA ? del_a_ : del_b_; }
 
-  static SubmitRequest Req(uint64_t token, const IpAddress& dst = kB,
+  static SubmitRequest Req(uint64_t token, const FabricAddress& dst = kB,
                            PdsMode mode = PdsMode::kRud) {
     SubmitRequest r;
     r.dst = dst;
@@ -373,7 +378,7 @@ class EngineTest : public ::testing::Test {
     for (const Sent& s : v) Deliver(s);
   }
   // Hands a hand-built packet to `e` as if `from` had sent it.
-  void Inject(Engine& e, const IpAddress& from, const PdsHeader& h,
+  void Inject(Engine& e, const FabricAddress& from, const PdsHeader& h,
               std::span<const std::byte> payload = {}) {
     Bytes b = Encode(h, payload);
     e.OnPacket(now_, from, b);

@@ -152,11 +152,16 @@ TEST_F(GetInfo, NullHintsReturnTheTableAndASourceAddress) {
   InfoPtr out = Accept(nullptr);
   ASSERT_NE(out, nullptr);
   const fi_info* i = out.get();
-  // RDM first, then MSG, each with the same source address.
+  // RDM first, then MSG, then DGRAM, each with the same source address.
   ASSERT_NE(i->next, nullptr);
   EXPECT_EQ(i->next->ep_attr->type, FI_EP_MSG);
   EXPECT_EQ(i->next->caps, kCaps & ~(FI_DIRECTED_RECV | FI_SOURCE));
-  EXPECT_EQ(i->next->next, nullptr);
+  ASSERT_NE(i->next->next, nullptr);
+  const fi_info* dgram = i->next->next;
+  EXPECT_EQ(dgram->ep_attr->type, FI_EP_DGRAM);
+  EXPECT_EQ(dgram->caps & (FI_RMA | FI_ATOMIC), 0u);
+  EXPECT_EQ(dgram->ep_attr->max_msg_size, cfg_.payload_bytes);
+  EXPECT_EQ(dgram->next, nullptr);
   ASSERT_NE(i->next->src_addr, nullptr);
   EXPECT_EQ(Src(i->next), MakeAddress(DefaultLocalAddress(), kDefaultPort));
   EXPECT_EQ(i->caps, kCaps);
@@ -238,7 +243,7 @@ TEST_F(GetInfo, NullInfoPointerIsInvalid) {
 
 TEST_F(GetInfo, NullProviderSkipsLogging) {
   InfoPtr h = NewHints();
-  h->ep_attr->type = FI_EP_DGRAM;
+  h->ep_attr->type = FI_EP_SOCK_STREAM;
   fi_info* raw = nullptr;
   EXPECT_EQ(prov::GetInfo(FI_VERSION(1, 17), nullptr, nullptr, 0, h.get(), &raw, cfg_, nullptr),
             -FI_ENODATA);
@@ -366,7 +371,21 @@ TEST_F(GetInfo, EndpointTypes) {
     h->caps |= FI_DIRECTED_RECV;
     ExpectRejected(h.get(), "FI_EP_MSG rejected: caps");
   }
-  for (fi_ep_type t : {FI_EP_DGRAM, FI_EP_SOCK_STREAM, FI_EP_SOCK_DGRAM}) {
+  {
+    // DGRAM: one packet per message, so a larger max_msg_size is refused
+    // (fi_pingpong -e dgram -S n asks for n).
+    InfoPtr h = PingpongHints();
+    h->ep_attr->type = FI_EP_DGRAM;
+    InfoPtr out = Accept(h.get());
+    ASSERT_NE(out, nullptr);
+    EXPECT_EQ(out->ep_attr->type, FI_EP_DGRAM);
+    h->ep_attr->max_msg_size = cfg_.payload_bytes + 1;
+    ExpectRejected(h.get(), "max_msg_size");
+    h->ep_attr->max_msg_size = 0;
+    h->caps = FI_MSG | FI_RMA;
+    ExpectRejected(h.get(), "FI_EP_DGRAM rejected: caps");
+  }
+  for (fi_ep_type t : {FI_EP_SOCK_STREAM, FI_EP_SOCK_DGRAM}) {
     InfoPtr h = PingpongHints();
     h->ep_attr->type = t;
     ExpectRejected(h.get(), "ep_attr->type");

@@ -45,13 +45,14 @@ struct NodeOptions {
   int mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
   uint64_t msg_order = 0;
   fi_progress progress = FI_PROGRESS_UNSPEC;  // data and control progress asked for
+  fi_ep_type type = FI_EP_RDM;
 };
 
 inline InfoPtr GetInfo(const NodeOptions& o) {
   InfoPtr hints(fi_allocinfo());
   EXPECT_NE(hints, nullptr);
   hints->caps = o.caps;
-  hints->ep_attr->type = FI_EP_RDM;
+  hints->ep_attr->type = o.type;
   hints->domain_attr->mr_mode = o.mr_mode;
   hints->fabric_attr->prov_name = strdup("uet");
   hints->tx_attr->msg_order = o.msg_order;

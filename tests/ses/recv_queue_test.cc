@@ -9,12 +9,15 @@
 #include <utility>
 #include <vector>
 
+#include "uet/udp_encap.h"
+
 namespace uet::ses {
 namespace {
 
-Source Peer(uint32_t n, uint32_t initiator = 0) {
+// Host n of 198.51.100.0/24 (documentation range), at `port`.
+Source Peer(uint32_t n, uint32_t initiator = 0, uint16_t port = kUetUdpPort) {
   Source s;
-  s.addr = IpAddress::V4(0x0A000000u + n);
+  s.addr = FabricAddress(IpAddress::V4(0xC6336400u + n), port);
   s.initiator = initiator;
   return s;
 }
@@ -130,6 +133,15 @@ TEST_F(RecvQueueTest, DirectedReceive) {
   EXPECT_EQ(MatchedContext(untagged_, Msg(1, 0, Peer(2, 7))), 3);
   EXPECT_EQ(MatchedContext(untagged_, Msg(1, 0, Peer(2, 7))), -1);
   EXPECT_EQ(MatchedContext(untagged_, Msg(1, 0, Peer(1, 7))), 1);
+}
+
+TEST_F(RecvQueueTest, DirectedReceiveNamesThePort) {
+  PostedRecv r = Recv(1, a_);
+  r.from = Peer(1, 7, kUetUdpPort);
+  MustPost(untagged_, r);
+  // Same IP and initiator, another port: another endpoint.
+  EXPECT_EQ(MatchedContext(untagged_, Msg(1, 0, Peer(1, 7, kUetUdpPort + 1))), -1);
+  EXPECT_EQ(MatchedContext(untagged_, Msg(1, 0, Peer(1, 7, kUetUdpPort))), 1);
 }
 
 TEST_F(RecvQueueTest, DirectedTaggedNeedsBoth) {

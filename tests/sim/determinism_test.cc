@@ -17,16 +17,16 @@ namespace {
 class PingHost : public Host {
  public:
   PingHost(IpAddress self, IpAddress peer, int count, Duration gap)
-      : Host(self), peer_(peer), left_(count), gap_(gap) {}
+      : Host(FabricAddress(self, kUetUdpPort)), peer_(peer), left_(count), gap_(gap) {}
   void Start() { ScheduleTimer(Now()); }
   void OnTimer(TimePoint now) override {
     if (left_-- <= 0) return;
-    Send(MakePacket(address(), peer_, 1000 + (left_ % 7) * 100, static_cast<uint64_t>(left_),
+    Send(MakePacket(address().ip, peer_, 1000 + (left_ % 7) * 100, static_cast<uint64_t>(left_),
                     Ecn::kEct0, SourcePortForEntropy(static_cast<uint16_t>(left_))));
     ScheduleTimer(now + gap_);
   }
   void OnReceive(TimePoint, const Packet& p) override {
-    if (p.bytes.size() > 64) Send(MakePacket(address(), p.src, 64, TagOf(p)));
+    if (p.bytes.size() > 64) Send(MakePacket(address().ip, p.src, 64, TagOf(p)));
   }
 
  private:

@@ -186,10 +186,10 @@ std::string DescribePds(std::span<const std::byte> bytes) {
 
 // ---- EngineHost ----
 
-EngineHost::EngineHost(IpAddress self, uint64_t seed, pds::EngineConfig config)
+EngineHost::EngineHost(FabricAddress self, uint64_t seed, pds::EngineConfig config)
     : EngineHost(self, std::make_unique<SeededRandom>(seed), std::move(config)) {}
 
-EngineHost::EngineHost(IpAddress self, std::unique_ptr<Random> random,
+EngineHost::EngineHost(FabricAddress self, std::unique_ptr<Random> random,
                        pds::EngineConfig config)
     : Host(self), random_(std::move(random)) {
   config.local = self;
@@ -214,7 +214,7 @@ Status EngineHost::Submit(const pds::SubmitRequest& request, std::span<const std
   return st;
 }
 
-Status EngineHost::SubmitMessage(const IpAddress& dst, pds::PdsMode mode, uint64_t token,
+Status EngineHost::SubmitMessage(const FabricAddress& dst, pds::PdsMode mode, uint64_t token,
                                  size_t payload_bytes, bool ack_request) {
   pds::SubmitRequest r;
   r.dst = dst;
@@ -279,22 +279,23 @@ void EngineHost::StreamFinished(uint64_t token) {
 }
 
 void EngineHost::OnReceive(TimePoint now, const Packet& packet) {
+  const FabricAddress from(packet.src, packet.src_port);
   if (now >= trace_from_) {
     std::fprintf(stderr, "%12lld %s <- %s  %s\n", static_cast<long long>(now.since_epoch.count()),
-                 address().ToString().c_str(), packet.src.ToString().c_str(),
+                 address().ToString().c_str(), from.ToString().c_str(),
                  DescribePds(packet.bytes).c_str());
   }
   ByteReader r(packet.bytes);
   if (Result<pds::PdsHeader> h = pds::ParsePdsHeader(r); h.ok()) {
     if (const auto* a = std::get_if<pds::Ack>(&*h)) {
-      ObserveAck(packet.src, a->dpdcid, a->cack_psn);
+      ObserveAck(from, a->dpdcid, a->cack_psn);
     } else if (const auto* cc = std::get_if<pds::AckCc>(&*h)) {
-      ObserveAck(packet.src, cc->ack.dpdcid, cc->ack.cack_psn);
+      ObserveAck(from, cc->ack.dpdcid, cc->ack.cack_psn);
     } else if (const auto* ccx = std::get_if<pds::AckCcx>(&*h)) {
-      ObserveAck(packet.src, ccx->ack.dpdcid, ccx->ack.cack_psn);
+      ObserveAck(from, ccx->ack.dpdcid, ccx->ack.cack_psn);
     }
   }
-  engine_->OnPacket(now, packet.src, packet.bytes, pds::RxMeta{packet.ecn == Ecn::kCe});
+  engine_->OnPacket(now, from, packet.bytes, pds::RxMeta{packet.ecn == Ecn::kCe});
   Rearm();
 }
 
@@ -303,7 +304,7 @@ void EngineHost::OnTimer(TimePoint now) {
   Rearm();
 }
 
-void EngineHost::ObserveAck(const IpAddress& from, PdcId dpdcid, Psn cack) {
+void EngineHost::ObserveAck(const FabricAddress& from, PdcId dpdcid, Psn cack) {
   auto it = wire_pdcs_.find(dpdcid.value());
   if (it == wire_pdcs_.end()) return;
   WirePdc& w = it->second;
@@ -313,7 +314,7 @@ void EngineHost::ObserveAck(const IpAddress& from, PdcId dpdcid, Psn cack) {
   w.max_cack = cack;
 }
 
-void EngineHost::CheckWindow(const IpAddress& dst, PdcId spdcid, Psn psn, bool syn,
+void EngineHost::CheckWindow(const FabricAddress& dst, PdcId spdcid, Psn psn, bool syn,
                              uint16_t psn_offset, bool retx) {
   std::optional<Psn> start;
   if (const pds::Pdc* pdc = engine_->FindPdc(spdcid)) {
@@ -347,7 +348,7 @@ void EngineHost::CheckWindow(const IpAddress& dst, PdcId spdcid, Psn psn, bool s
   }
 }
 
-void EngineHost::Send(const IpAddress& dst, std::span<const std::byte> bytes) {
+void EngineHost::Send(const FabricAddress& dst, std::span<const std::byte> bytes) {
   if (Now() >= trace_from_) {
     std::fprintf(stderr, "%12lld %s -> %s  %s\n",
                  static_cast<long long>(Now().since_epoch.count()), address().ToString().c_str(),
@@ -396,7 +397,8 @@ void EngineHost::Send(const IpAddress& dst, std::span<const std::byte> bytes) {
         *h);
   }
   Packet p;
-  p.dst = dst;
+  p.dst = dst.ip;
+  p.dst_port = dst.port;
   p.bytes.assign(bytes.begin(), bytes.end());
   Host::Send(std::move(p));
 }

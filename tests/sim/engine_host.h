@@ -137,7 +137,7 @@ struct WireStats {
 
 // The wire's view of one local PDC's sending side.
 struct WirePdc {
-  IpAddress peer;
+  FabricAddress peer;
   Psn start;
   Psn max_cack;       // highest CACK an ACK from the peer carried (start - 1 before)
   Psn highest_sent;   // highest PSN sent (start - 1 before)
@@ -157,7 +157,7 @@ struct RxRecord {
 // `max_in_flight` submitted and not yet completed or failed; the rest are
 // submitted from inside OnSendComplete / OnSendFailed (re-entering the engine).
 struct StreamConfig {
-  IpAddress dst;
+  FabricAddress dst;
   pds::PdsMode mode = pds::PdsMode::kRud;
   uint64_t first_token = 1;
   uint64_t count = 0;
@@ -173,8 +173,8 @@ class EngineHost : public Host, public pds::PacketSink, public pds::Delivery {
   using Responder =
       std::function<pds::SesResponse(const pds::RxRequest&, std::span<const std::byte>)>;
 
-  EngineHost(IpAddress self, uint64_t seed, pds::EngineConfig config = {});
-  EngineHost(IpAddress self, std::unique_ptr<Random> random, pds::EngineConfig config = {});
+  EngineHost(FabricAddress self, uint64_t seed, pds::EngineConfig config = {});
+  EngineHost(FabricAddress self, std::unique_ptr<Random> random, pds::EngineConfig config = {});
   ~EngineHost() override;
 
   bool ok() const { return engine_ != nullptr; }
@@ -184,7 +184,7 @@ class EngineHost : public Host, public pds::PacketSink, public pds::Delivery {
   // Engine::Submit at Now(), then re-arms the timer.
   Status Submit(const pds::SubmitRequest& request, std::span<const std::byte> bytes);
   // Submits MessageBytes(token, payload_bytes), recorded in `submitted`.
-  Status SubmitMessage(const IpAddress& dst, pds::PdsMode mode, uint64_t token,
+  Status SubmitMessage(const FabricAddress& dst, pds::PdsMode mode, uint64_t token,
                        size_t payload_bytes, bool ack_request = false);
   // Starts (or replaces) the stream and submits its first max_in_flight messages.
   void StartStream(const StreamConfig& stream);
@@ -195,9 +195,9 @@ class EngineHost : public Host, public pds::PacketSink, public pds::Delivery {
 
   // ---- records ----
   std::map<uint64_t, size_t> submitted;                      // token -> payload bytes
-  std::map<IpAddress, std::vector<uint64_t>> submit_order;   // by destination
+  std::map<FabricAddress, std::vector<uint64_t>> submit_order;   // by destination
   std::map<uint64_t, RxRecord> received;                     // token -> arrivals
-  std::map<IpAddress, std::vector<uint64_t>> arrival_order;  // by source, first arrivals
+  std::map<FabricAddress, std::vector<uint64_t>> arrival_order;  // by source, first arrivals
   uint64_t repeats = 0;            // arrivals after the first, per token
   uint64_t corrupt_arrivals = 0;   // bytes that did not match their token's pattern
   uint64_t requests_upcalled = 0;  // every OnRequest
@@ -221,7 +221,7 @@ class EngineHost : public Host, public pds::PacketSink, public pds::Delivery {
   void OnReceive(TimePoint now, const Packet& packet) override;
   void OnTimer(TimePoint now) override;
   // ---- pds::PacketSink ----
-  void Send(const IpAddress& dst, std::span<const std::byte> packet) override;
+  void Send(const FabricAddress& dst, std::span<const std::byte> packet) override;
   // ---- pds::Delivery ----
   pds::SesResponse OnRequest(const pds::RxRequest& request,
                              std::span<const std::byte> ses_and_payload) override;
@@ -239,9 +239,9 @@ class EngineHost : public Host, public pds::PacketSink, public pds::Delivery {
   void TopUp();
   void StreamFinished(uint64_t token);
   // Window check for a request or CLOSE this host sends on local PDC `spdcid`.
-  void CheckWindow(const IpAddress& dst, PdcId spdcid, Psn psn, bool syn, uint16_t psn_offset,
+  void CheckWindow(const FabricAddress& dst, PdcId spdcid, Psn psn, bool syn, uint16_t psn_offset,
                    bool retx);
-  void ObserveAck(const IpAddress& from, PdcId dpdcid, Psn cack);
+  void ObserveAck(const FabricAddress& from, PdcId dpdcid, Psn cack);
 
   std::unique_ptr<Random> random_;
   std::unique_ptr<pds::Engine> engine_;

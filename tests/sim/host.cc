@@ -14,7 +14,8 @@ void Host::Send(Packet packet) {
   assert(attached() && "Host::Send on a host not attached to a network");
   if (!attached()) return;
   ++counters_.sent;
-  if (packet.src == IpAddress()) packet.src = address_;
+  if (packet.src == IpAddress()) packet.src = address_.ip;
+  if (packet.src_port == 0) packet.src_port = address_.port;
   packet.checksum = PayloadChecksum(packet.bytes);
   network_->Transmit(*this, std::move(packet));
 }

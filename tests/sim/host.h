@@ -7,6 +7,10 @@
 // A host has one timer, like an engine's single NextDeadline(): arming it again
 // replaces the previous deadline. A host destroyed before its network detaches
 // itself: its timer is disarmed and packets still on their way to it are dropped.
+//
+// A host is one FEP: its address is an IP and the UDP port it receives on, so
+// two hosts may share an IP (two processes on one machine, each with its own
+// socket and, in the simulator, its own link).
 #pragma once
 
 #include <cstdint>
@@ -14,7 +18,7 @@
 
 #include "tests/sim/event_loop.h"
 #include "tests/sim/packet.h"
-#include "uet/ip_address.h"
+#include "uet/fabric_address.h"
 
 namespace uet::sim {
 
@@ -31,19 +35,20 @@ struct HostCounters {
 
 class Host {
  public:
-  explicit Host(IpAddress address) : address_(address) {}
+  explicit Host(FabricAddress address) : address_(address) {}
   virtual ~Host();
   Host(const Host&) = delete;
   Host& operator=(const Host&) = delete;
 
-  const IpAddress& address() const { return address_; }
+  const FabricAddress& address() const { return address_; }
 
   virtual void OnReceive(TimePoint now, const Packet& packet) = 0;
   virtual void OnTimer(TimePoint now) { (void)now; }
 
-  // Transmits on this host's uplink. `src` is filled with address() when left
-  // at 0.0.0.0; the checksum of the bytes is recorded (overwriting any set
-  // before); the network stamps a fresh trace id. Needs an attached host.
+  // Transmits on this host's uplink. `src` is filled with address().ip when
+  // left at 0.0.0.0, `src_port` with address().port when left 0; the checksum
+  // of the bytes is recorded (overwriting any set before); the network stamps
+  // a fresh trace id. Needs an attached host.
   void Send(Packet packet);
   // Arms the timer for `at` (a past time fires at Now()), replacing any
   // earlier deadline; TimePoint::Max() disarms it.
@@ -61,7 +66,7 @@ class Host {
   friend class Network;
   void FireTimer();
 
-  IpAddress address_;
+  FabricAddress address_;
   Network* network_ = nullptr;
   EventLoop* loop_ = nullptr;
   std::optional<EventId> timer_;

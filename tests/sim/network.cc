@@ -14,7 +14,7 @@ class Network::HostPort final : public PacketSink {
       ++network_.counters_.to_detached;
       return;
     }
-    if (packet.dst != host_->address()) {
+    if (FabricAddress(packet.dst, packet.dst_port) != host_->address()) {
       ++network_.counters_.misaddressed;
       return;
     }
@@ -56,7 +56,7 @@ void Network::Detach(Host& host) {
   }
 }
 
-Host* Network::FindHost(const IpAddress& address) const {
+Host* Network::FindHost(const FabricAddress& address) const {
   auto it = hosts_.find(address);
   return it == hosts_.end() ? nullptr : it->second.host;
 }

@@ -1,6 +1,7 @@
-// The common part of every topology: which hosts exist (by IpAddress), how a
-// host's Send reaches its uplink, and how packets reach hosts (OnReceive).
-// PointToPoint and StarSwitch derive from it and wire the links.
+// The common part of every topology: which hosts exist (by FEP address: IP
+// and UDP port), how a host's Send reaches its uplink, and how packets reach
+// hosts (OnReceive). PointToPoint and StarSwitch derive from it and wire the
+// links.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,7 @@ using DeliveryObserver = std::function<void(TimePoint now, const Host& to, const
 struct NetworkCounters {
   uint64_t sent = 0;          // packets hosts sent
   uint64_t delivered = 0;     // packets handed to hosts
-  uint64_t misaddressed = 0;  // reached a host whose address is not the dst: dropped
+  uint64_t misaddressed = 0;  // reached a host that is not {dst, dst_port}: dropped
   uint64_t to_detached = 0;   // reached a host already destroyed: dropped
   uint64_t checksum_drops = 0;  // bytes no longer match the checksum: dropped
 };
@@ -36,7 +37,7 @@ class Network {
   EventLoop& loop() { return loop_; }
   void set_delivery_observer(DeliveryObserver observer) { observer_ = std::move(observer); }
   // nullptr if no host has this address.
-  Host* FindHost(const IpAddress& address) const;
+  Host* FindHost(const FabricAddress& address) const;
   const NetworkCounters& counters() const { return counters_; }
 
  protected:
@@ -59,7 +60,7 @@ class Network {
   void Detach(Host& host);
 
   EventLoop& loop_;
-  std::map<IpAddress, Attached> hosts_;
+  std::map<FabricAddress, Attached> hosts_;
   DeliveryObserver observer_;
   NetworkCounters counters_;
   uint64_t next_packet_id_ = 1;

@@ -32,12 +32,12 @@ class EchoHost : public RecordingHost {
 
 TEST(PointToPoint, HostsExchangePacketsAtLinkTimes) {
   EventLoop loop;
-  RecordingHost a(Ip(1));
-  EchoHost b(Ip(2));
+  RecordingHost a(Fep(1));
+  EchoHost b(Fep(2));
   PointToPoint net(loop, a, b, Gigabit());
-  EXPECT_EQ(net.FindHost(Ip(1)), &a);
-  EXPECT_EQ(net.FindHost(Ip(2)), &b);
-  EXPECT_EQ(net.FindHost(Ip(3)), nullptr);
+  EXPECT_EQ(net.FindHost(Fep(1)), &a);
+  EXPECT_EQ(net.FindHost(Fep(2)), &b);
+  EXPECT_EQ(net.FindHost(Fep(3)), nullptr);
 
   a.Send(MakePacket(IpAddress(), Ip(2), 1000, 5));  // src left empty: filled in
   ASSERT_EQ(loop.RunUntilIdle(seconds(1)), RunResult::kIdle);
@@ -60,9 +60,9 @@ TEST(PointToPoint, HostsExchangePacketsAtLinkTimes) {
 
 TEST(PointToPoint, StampsUniqueIdsAndObserverSeesEveryDelivery) {
   EventLoop loop;
-  RecordingHost a(Ip(1)), b(Ip(2));
+  RecordingHost a(Fep(1)), b(Fep(2));
   PointToPoint net(loop, a, b, Gigabit());
-  std::vector<std::pair<IpAddress, uint64_t>> seen;
+  std::vector<std::pair<FabricAddress, uint64_t>> seen;
   net.set_delivery_observer([&](TimePoint, const Host& to, const Packet& p) {
     seen.push_back({to.address(), p.id});
   });
@@ -80,7 +80,7 @@ TEST(PointToPoint, StampsUniqueIdsAndObserverSeesEveryDelivery) {
 
 TEST(PointToPoint, MisaddressedPacketIsDroppedAndCounted) {
   EventLoop loop;
-  RecordingHost a(Ip(1)), b(Ip(2));
+  RecordingHost a(Fep(1)), b(Fep(2));
   PointToPoint net(loop, a, b, Gigabit());
   a.Send(MakePacket(Ip(1), Ip(9), 100));
   ASSERT_EQ(loop.RunUntilIdle(seconds(1)), RunResult::kIdle);
@@ -90,7 +90,7 @@ TEST(PointToPoint, MisaddressedPacketIsDroppedAndCounted) {
 
 TEST(PointToPoint, AsymmetricLinks) {
   EventLoop loop;
-  RecordingHost a(Ip(1)), b(Ip(2));
+  RecordingHost a(Fep(1)), b(Fep(2));
   LinkConfig slow = Gigabit();
   slow.propagation_delay = microseconds(50);
   PointToPoint net(loop, a, b, Gigabit(), slow);
@@ -105,7 +105,7 @@ TEST(PointToPoint, AsymmetricLinks) {
 
 TEST(HostTimer, FiresAtDeadlineAndRearmingReplaces) {
   EventLoop loop;
-  RecordingHost a(Ip(1)), b(Ip(2));
+  RecordingHost a(Fep(1)), b(Fep(2));
   PointToPoint net(loop, a, b, Gigabit());
   EXPECT_EQ(a.timer_deadline(), TimePoint::Max());
   a.ScheduleTimer(At(microseconds(100)));
@@ -124,7 +124,7 @@ TEST(HostTimer, FiresAtDeadlineAndRearmingReplaces) {
 
 TEST(HostTimer, PastDeadlineFiresNow) {
   EventLoop loop(EventLoopOptions{.start = At(seconds(1))});
-  RecordingHost a(Ip(1)), b(Ip(2));
+  RecordingHost a(Fep(1)), b(Fep(2));
   PointToPoint net(loop, a, b, Gigabit());
   a.ScheduleTimer(At(microseconds(1)));
   ASSERT_EQ(loop.RunUntilIdle(seconds(1)), RunResult::kIdle);
@@ -133,7 +133,7 @@ TEST(HostTimer, PastDeadlineFiresNow) {
 
 TEST(HostTimer, RunUntilIdleBoundStopsSelfReschedulingTimer) {
   EventLoop loop;
-  RecordingHost a(Ip(1)), b(Ip(2));
+  RecordingHost a(Fep(1)), b(Fep(2));
   PointToPoint net(loop, a, b, Gigabit());
   a.rearm_every = microseconds(10);
   a.ScheduleTimer(At(microseconds(10)));
@@ -144,7 +144,7 @@ TEST(HostTimer, RunUntilIdleBoundStopsSelfReschedulingTimer) {
 
 TEST(HostTimer, NetworkTeardownDisarmsTimers) {
   EventLoop loop;
-  RecordingHost a(Ip(1)), b(Ip(2));
+  RecordingHost a(Fep(1)), b(Fep(2));
   {
     PointToPoint net(loop, a, b, Gigabit());
     a.ScheduleTimer(At(microseconds(10)));
@@ -157,13 +157,13 @@ TEST(HostTimer, NetworkTeardownDisarmsTimers) {
 
 TEST(HostTimer, HostDestroyedFirstDetachesItself) {
   EventLoop loop;
-  RecordingHost a(Ip(1));
-  auto b = std::make_unique<RecordingHost>(Ip(2));
+  RecordingHost a(Fep(1));
+  auto b = std::make_unique<RecordingHost>(Fep(2));
   PointToPoint net(loop, a, *b, Gigabit());
   a.Send(MakePacket(Ip(1), Ip(2), 1000));  // in flight when b goes away
   b->ScheduleTimer(At(microseconds(1)));
   b.reset();
-  EXPECT_EQ(net.FindHost(Ip(2)), nullptr);
+  EXPECT_EQ(net.FindHost(Fep(2)), nullptr);
   ASSERT_EQ(loop.RunUntilIdle(seconds(1)), RunResult::kIdle);
   EXPECT_EQ(net.counters().to_detached, 1u);
   EXPECT_EQ(net.counters().delivered, 0u);
@@ -175,7 +175,7 @@ class UdpChecksum : public SimTest {};
 
 TEST_F(UdpChecksum, HostSendRecordsChecksumOfTheBytes) {
   EventLoop loop;
-  RecordingHost a(Ip(1)), b(Ip(2));
+  RecordingHost a(Fep(1)), b(Fep(2));
   PointToPoint net(loop, a, b, Gigabit());
   Packet p = MakePacket(Ip(1), Ip(2), 300, 42);
   p.checksum = 0;  // a stale value set by the caller is overwritten
@@ -190,7 +190,7 @@ TEST_F(UdpChecksum, HostSendRecordsChecksumOfTheBytes) {
 TEST_F(UdpChecksum, EveryCorruptedPacketIsDroppedBeforeTheHost) {
   // Given: every packet a -> b has one bit flipped in flight.
   EventLoop loop;
-  RecordingHost a(Ip(1)), b(Ip(2));
+  RecordingHost a(Fep(1)), b(Fep(2));
   PointToPoint net(loop, a, b, Gigabit());
   Corrupt& corrupt = net.a_to_b().AddImpairment<Corrupt>(1.0, seed_.Derive("a->b.corrupt"));
   uint64_t observed = 0;
@@ -210,7 +210,7 @@ TEST_F(UdpChecksum, EveryCorruptedPacketIsDroppedBeforeTheHost) {
 
 TEST_F(UdpChecksum, CleanPacketsPassAndCorruptedOnesAreCountedAtRandomRate) {
   EventLoop loop;
-  RecordingHost a(Ip(1)), b(Ip(2));
+  RecordingHost a(Fep(1)), b(Fep(2));
   PointToPoint net(loop, a, b, Gigabit());
   Corrupt& corrupt = net.a_to_b().AddImpairment<Corrupt>(0.2, seed_.Derive("a->b.corrupt"));
   net.b_to_a().AddImpairment<Corrupt>(0.0, seed_.Derive("b->a.corrupt"));
@@ -236,7 +236,7 @@ TEST_F(UdpChecksum, CleanPacketsPassAndCorruptedOnesAreCountedAtRandomRate) {
 TEST_F(UdpChecksum, PacketWithoutChecksumIsNotChecked) {
   // Given: packets offered to the link directly, not through Host::Send.
   EventLoop loop;
-  RecordingHost a(Ip(1)), b(Ip(2));
+  RecordingHost a(Fep(1)), b(Fep(2));
   PointToPoint net(loop, a, b, Gigabit());
   net.a_to_b().AddImpairment<Corrupt>(1.0, seed_.Derive("a->b.corrupt"));
   Packet plain = MakePacket(Ip(1), Ip(2), 100, 7);

@@ -34,8 +34,8 @@ TEST_P(PdsAckCoalescing, AcksPerDataPacketFollowTheByteTrigger) {
   const CoalescingCase& c = GetParam();
   constexpr uint64_t kCount = 8000;
   EventLoop loop;
-  EngineHost a(Ip(1), seed_.Derive("a"));
-  EngineHost b(Ip(2), seed_.Derive("b"));
+  EngineHost a(Fep(1), seed_.Derive("a"));
+  EngineHost b(Fep(2), seed_.Derive("b"));
   ASSERT_TRUE(a.ok() && b.ok());
   PointToPoint net(loop, a, b, LinkConfig{});
   const size_t payload = c.message_bytes - kTokenBytes;
@@ -90,8 +90,8 @@ TEST_F(PdsGuaranteedResponses, EveryCompletionCarriesItsResponseUnderLoss) {
   // derived from its token; 5% loss, 5% reordering, 1% duplication each way.
   constexpr uint64_t kCount = 3000;
   EventLoop loop;
-  EngineHost a(Ip(1), seed_.Derive("a"));
-  EngineHost b(Ip(2), seed_.Derive("b"));
+  EngineHost a(Fep(1), seed_.Derive("a"));
+  EngineHost b(Fep(2), seed_.Derive("b"));
   ASSERT_TRUE(a.ok() && b.ok());
   a.responder = GuaranteedResponse;
   b.responder = GuaranteedResponse;

@@ -25,8 +25,8 @@ TEST_F(PdsDatagram, RudiUnderTwentyPercentLossEachWayCompletesEveryRequestOnce) 
   EngineConfig config;
   config.retry_limit = 16;
   EventLoop loop;
-  EngineHost a(Ip(1), seed_.Derive("a"), config);
-  EngineHost b(Ip(2), seed_.Derive("b"), config);
+  EngineHost a(Fep(1), seed_.Derive("a"), config);
+  EngineHost b(Fep(2), seed_.Derive("b"), config);
   ASSERT_TRUE(a.ok() && b.ok());
   PointToPoint net(loop, a, b, LinkConfig{});
   ImpairLink(net.a_to_b(), seed_, "a->b", ImpairmentProfile{.loss = 0.2});
@@ -76,8 +76,8 @@ TEST_F(PdsDatagram, RudiUnderTwentyPercentLossEachWayCompletesEveryRequestOnce) 
 TEST_F(PdsDatagram, RudiAllLostFailsEveryRequestWithinRetryBudget) {
   constexpr uint64_t kCount = 100;
   EventLoop loop;
-  EngineHost a(Ip(1), seed_.Derive("a"));
-  EngineHost b(Ip(2), seed_.Derive("b"));
+  EngineHost a(Fep(1), seed_.Derive("a"));
+  EngineHost b(Fep(2), seed_.Derive("b"));
   ASSERT_TRUE(a.ok() && b.ok());
   PointToPoint net(loop, a, b, LinkConfig{});
   ImpairLink(net.a_to_b(), seed_, "a->b", ImpairmentProfile{.loss = 1.0});
@@ -96,8 +96,8 @@ TEST_F(PdsDatagram, RudiAllLostFailsEveryRequestWithinRetryBudget) {
 TEST_F(PdsDatagram, UudUnderLossIsNeverRetried) {
   constexpr uint64_t kCount = 2000;
   EventLoop loop;
-  EngineHost a(Ip(1), seed_.Derive("a"));
-  EngineHost b(Ip(2), seed_.Derive("b"));
+  EngineHost a(Fep(1), seed_.Derive("a"));
+  EngineHost b(Fep(2), seed_.Derive("b"));
   ASSERT_TRUE(a.ok() && b.ok());
   PointToPoint net(loop, a, b, LinkConfig{});
   ImpairLink(net.a_to_b(), seed_, "a->b", ImpairmentProfile{.loss = 0.1});

@@ -31,8 +31,8 @@ TEST_F(PdsLifecycle, SilentPeerFailsEveryTokenWithinRetryBudget) {
   // Given: nothing a sends reaches b; more messages than one window.
   constexpr uint64_t kCount = 200;
   EventLoop loop;
-  EngineHost a(Ip(1), seed_.Derive("a"));
-  EngineHost b(Ip(2), seed_.Derive("b"));
+  EngineHost a(Fep(1), seed_.Derive("a"));
+  EngineHost b(Fep(2), seed_.Derive("b"));
   ASSERT_TRUE(a.ok() && b.ok());
   PointToPoint net(loop, a, b, LinkConfig{});
   net.a_to_b().AddImpairment<RandomDrop>(1.0, seed_.Derive("a->b.loss"));
@@ -78,8 +78,8 @@ void ExchangeAndCheck(EventLoop& loop, EngineHost& a, EngineHost& b, uint64_t fi
 
 TEST_F(PdsLifecycle, IdleCloseLeavesNoStateAndANewSubmitOpensANewPdc) {
   EventLoop loop;
-  EngineHost a(Ip(1), seed_.Derive("a"), QuickClose());
-  EngineHost b(Ip(2), seed_.Derive("b"), QuickClose());
+  EngineHost a(Fep(1), seed_.Derive("a"), QuickClose());
+  EngineHost b(Fep(2), seed_.Derive("b"), QuickClose());
   ASSERT_TRUE(a.ok() && b.ok());
   PointToPoint net(loop, a, b, LinkConfig{});
   ExchangeAndCheck(loop, a, b, 1, 300, seed_);
@@ -111,8 +111,8 @@ TEST_F(PdsLifecycle, IdleCloseLeavesNoStateAndANewSubmitOpensANewPdc) {
 
 TEST_F(PdsLifecycle, IdleCloseUnderLoss) {
   EventLoop loop;
-  EngineHost a(Ip(1), seed_.Derive("a"), QuickClose());
-  EngineHost b(Ip(2), seed_.Derive("b"), QuickClose());
+  EngineHost a(Fep(1), seed_.Derive("a"), QuickClose());
+  EngineHost b(Fep(2), seed_.Derive("b"), QuickClose());
   ASSERT_TRUE(a.ok() && b.ok());
   PointToPoint net(loop, a, b, LinkConfig{});
   constexpr ImpairmentProfile kLossy{.loss = 0.05, .reorder = 0.05, .duplicate = 0.01,
@@ -145,8 +145,8 @@ TEST_F(PdsLifecycle, TargetExpiresPdcWhenInitiatorStopsAnswering) {
   EngineConfig quiet_initiator;
   quiet_initiator.idle_close = Duration{0};
   EventLoop loop;
-  EngineHost a(Ip(1), seed_.Derive("a"), quiet_initiator);
-  EngineHost b(Ip(2), seed_.Derive("b"), QuickClose());
+  EngineHost a(Fep(1), seed_.Derive("a"), quiet_initiator);
+  EngineHost b(Fep(2), seed_.Derive("b"), QuickClose());
   ASSERT_TRUE(a.ok() && b.ok());
   PointToPoint net(loop, a, b, LinkConfig{});
   bool blackhole = false;
@@ -192,8 +192,8 @@ TEST_F(PdsLifecycle, InitiatorReestablishesAfterTargetExpiredThePdc) {
   EngineConfig quiet_initiator;
   quiet_initiator.idle_close = Duration{0};
   EventLoop loop;
-  EngineHost a(Ip(1), seed_.Derive("a"), quiet_initiator);
-  EngineHost b(Ip(2), seed_.Derive("b"), QuickClose());
+  EngineHost a(Fep(1), seed_.Derive("a"), quiet_initiator);
+  EngineHost b(Fep(2), seed_.Derive("b"), QuickClose());
   ASSERT_TRUE(a.ok() && b.ok());
   PointToPoint net(loop, a, b, LinkConfig{});
   net.b_to_a().AddImpairment<DropIf>(

@@ -24,7 +24,7 @@ using pds::PdsMode;
 
 class NullPeer final : public pds::PacketSink, public pds::Delivery {
  public:
-  void Send(const IpAddress&, std::span<const std::byte>) override {}
+  void Send(const FabricAddress&, std::span<const std::byte>) override {}
   pds::SesResponse OnRequest(const pds::RxRequest&, std::span<const std::byte>) override {
     return {};
   }
@@ -34,7 +34,7 @@ class NullPeer final : public pds::PacketSink, public pds::Delivery {
 
 // A script for the engine's Random such that the first initiator PDC that
 // `self` opens to `dst` in `mode` gets Start_PSN `want`; empty if none found.
-std::vector<uint64_t> ScriptForStartPsn(const IpAddress& self, const IpAddress& dst,
+std::vector<uint64_t> ScriptForStartPsn(const FabricAddress& self, const FabricAddress& dst,
                                         PdsMode mode, uint32_t want, uint64_t seed) {
   for (size_t fillers = 0; fillers < 8; ++fillers) {
     std::vector<uint64_t> script;
@@ -67,15 +67,15 @@ TEST_P(PdsPsnWrap, ThousandsOfMessagesAcrossTwoToThe32UnderLoss) {
   constexpr uint32_t kStartB = 0xFFFFFFFFu - 1499;
   const PdsMode mode = GetParam();
   const std::vector<uint64_t> script_a =
-      ScriptForStartPsn(Ip(1), Ip(2), mode, kStartA, seed_.Derive("a"));
+      ScriptForStartPsn(Fep(1), Fep(2), mode, kStartA, seed_.Derive("a"));
   const std::vector<uint64_t> script_b =
-      ScriptForStartPsn(Ip(2), Ip(1), mode, kStartB, seed_.Derive("b"));
+      ScriptForStartPsn(Fep(2), Fep(1), mode, kStartB, seed_.Derive("b"));
   ASSERT_FALSE(script_a.empty()) << "no draw of the engine's Random became Start_PSN";
   ASSERT_FALSE(script_b.empty());
 
   EventLoop loop;
-  EngineHost a(Ip(1), std::make_unique<ScriptedRandom>(script_a, seed_.Derive("a")));
-  EngineHost b(Ip(2), std::make_unique<ScriptedRandom>(script_b, seed_.Derive("b")));
+  EngineHost a(Fep(1), std::make_unique<ScriptedRandom>(script_a, seed_.Derive("a")));
+  EngineHost b(Fep(2), std::make_unique<ScriptedRandom>(script_b, seed_.Derive("b")));
   ASSERT_TRUE(a.ok() && b.ok());
   PointToPoint net(loop, a, b, LinkConfig{});
   constexpr ImpairmentProfile kLossy{.loss = 0.05, .reorder = 0.05, .duplicate = 0.01};

@@ -99,8 +99,8 @@ TEST_P(PdsReliability, TenThousandMixedSizeMessagesEachWayUnderImpairments) {
   constexpr uint64_t kCount = 10'000;
   const PdsMode mode = GetParam();
   EventLoop loop;
-  EngineHost a(Ip(1), seed_.Derive("a"));
-  EngineHost b(Ip(2), seed_.Derive("b"));
+  EngineHost a(Fep(1), seed_.Derive("a"));
+  EngineHost b(Fep(2), seed_.Derive("b"));
   ASSERT_TRUE(a.ok() && b.ok());
   PointToPoint net(loop, a, b, LinkConfig{});
   ImpairLink(net.a_to_b(), seed_, "a->b", kRough);
@@ -142,8 +142,8 @@ TEST_P(PdsReliability, CleanLinkNeedsNoRetransmission) {
   constexpr uint64_t kCount = 2000;
   const PdsMode mode = GetParam();
   EventLoop loop;
-  EngineHost a(Ip(1), seed_.Derive("a"));
-  EngineHost b(Ip(2), seed_.Derive("b"));
+  EngineHost a(Fep(1), seed_.Derive("a"));
+  EngineHost b(Fep(2), seed_.Derive("b"));
   ASSERT_TRUE(a.ok() && b.ok());
   PointToPoint net(loop, a, b, LinkConfig{});
   a.StartStream(StreamConfig{.dst = b.address(), .mode = mode, .count = kCount,
@@ -171,8 +171,8 @@ TEST_P(PdsReliability, SmallWindowNeverExceededUnderLoss) {
   EngineConfig config;
   config.mp_range = 16;
   EventLoop loop;
-  EngineHost a(Ip(1), seed_.Derive("a"), config);
-  EngineHost b(Ip(2), seed_.Derive("b"), config);
+  EngineHost a(Fep(1), seed_.Derive("a"), config);
+  EngineHost b(Fep(2), seed_.Derive("b"), config);
   ASSERT_TRUE(a.ok() && b.ok());
   PointToPoint net(loop, a, b, LinkConfig{});
   ImpairLink(net.a_to_b(), seed_, "a->b", kRough);

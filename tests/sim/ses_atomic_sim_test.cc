@@ -178,8 +178,8 @@ class SesAtomic : public SimTest {};
 // copy. Unsupported pairs: the API answers kUnsupported and sends nothing.
 TEST_F(SesAtomic, EveryOpcodeAndDatatypeMatchesLocalExecution) {
   EventLoop loop;
-  SesHost a(Ip(1), seed_.Derive("a"));
-  SesHost b(Ip(2), seed_.Derive("b"));
+  SesHost a(Fep(1), seed_.Derive("a"));
+  SesHost b(Fep(2), seed_.Derive("b"));
   ASSERT_TRUE(a.ok() && b.ok());
   PointToPoint net(loop, a, b, LinkConfig{});
   const ImpairmentProfile impair{.loss = 0.02, .reorder = 0.02};
@@ -331,8 +331,8 @@ TEST_F(SesAtomic, EveryOpcodeAndDatatypeMatchesLocalExecution) {
 // sizes (RC_AMO_UNSUPPORTED_SIZE) are unreachable from the API.
 TEST_F(SesAtomic, ApiRejectsWrongLengths) {
   EventLoop loop;
-  SesHost a(Ip(1), seed_.Derive("a"));
-  SesHost b(Ip(2), seed_.Derive("b"));
+  SesHost a(Fep(1), seed_.Derive("a"));
+  SesHost b(Fep(2), seed_.Derive("b"));
   ASSERT_TRUE(a.ok() && b.ok());
   PointToPoint net(loop, a, b, LinkConfig{});
   std::vector<std::byte> memory = PatternBytes(4096, seed_.Derive("memory"));
@@ -436,9 +436,9 @@ TEST_F(SesAtomic, AppliedExactlyOnceUnderLoss) {
   constexpr size_t kPlain = 200;
   EventLoop loop;
   StarSwitch sw(loop, seed_.Derive("ecmp"));
-  SesHost a(Ip(1), seed_.Derive("a"));
-  SesHost b(Ip(2), seed_.Derive("b"));
-  SesHost c(Ip(3), seed_.Derive("c"));
+  SesHost a(Fep(1), seed_.Derive("a"));
+  SesHost b(Fep(2), seed_.Derive("b"));
+  SesHost c(Fep(3), seed_.Derive("c"));
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
   const ImpairmentProfile impair{.loss = 0.05, .reorder = 0.02};
   for (SesHost* h : {&a, &b, &c}) {
@@ -529,14 +529,14 @@ TEST_F(SesAtomic, TargetRefusesWhatItCannotExecute) {
   using ses::RequestOpcode;
   using ses::ReturnCode;
   EventLoop loop;
-  EngineHost e(Ip(1), seed_.Derive("e"));
-  SesHost b(Ip(2), seed_.Derive("b"));
+  EngineHost e(Fep(1), seed_.Derive("e"));
+  SesHost b(Fep(2), seed_.Derive("b"));
   ASSERT_TRUE(e.ok() && b.ok());
   PointToPoint net(loop, e, b, LinkConfig{});
   std::vector<std::byte> memory = PatternBytes(256, seed_.Derive("memory"));
   const std::vector<std::byte> before = memory;
   const uint64_t key = b.Register(memory);
-  const uint32_t initiator = e.address().v4();
+  const uint32_t initiator = e.address().ip.v4();
   // Served read data comes back to e as PDS requests carrying a response
   // with data: keep the data.
   std::vector<std::vector<std::byte>> served;

@@ -15,10 +15,12 @@ ses::EndpointConfig SesTestConfig() {
   return c;
 }
 
-SesHost::SesHost(IpAddress self, uint64_t seed, ses::EndpointConfig config)
+SesHost::SesHost(FabricAddress self, uint64_t seed, ses::EndpointConfig config)
     : Host(self), random_(seed) {
   config.pds.local = self;
-  config.initiator_id = self.is_v4() ? self.v4() : 1;
+  // The IPv4 address: hosts that share an IP share the initiator ID too, and
+  // are told apart by their port alone.
+  config.initiator_id = self.ip.is_v4() ? self.ip.v4() : 1;
   auto ep = ses::Endpoint::Create(config, random_, *this, *this);
   if (ep.ok()) {
     endpoint_ = std::move(*ep);
@@ -41,6 +43,12 @@ void SesHost::Rearm() {
 
 Status SesHost::Send(const ses::SendOp& op) {
   Status st = endpoint_->Send(Now(), op);
+  Rearm();
+  return st;
+}
+
+Status SesHost::SendDatagram(const ses::SendOp& op) {
+  Status st = endpoint_->SendDatagram(Now(), op);
   Rearm();
   return st;
 }
@@ -86,7 +94,8 @@ uint64_t SesHost::Register(std::span<std::byte> memory, uint8_t access) {
 }
 
 void SesHost::OnReceive(TimePoint now, const Packet& packet) {
-  endpoint_->OnPacket(now, packet.src, packet.bytes, pds::RxMeta{packet.ecn == Ecn::kCe});
+  endpoint_->OnPacket(now, FabricAddress(packet.src, packet.src_port), packet.bytes,
+                      pds::RxMeta{packet.ecn == Ecn::kCe});
   Rearm();
 }
 
@@ -95,9 +104,10 @@ void SesHost::OnTimer(TimePoint now) {
   Rearm();
 }
 
-void SesHost::Send(const IpAddress& dst, std::span<const std::byte> bytes) {
+void SesHost::Send(const FabricAddress& dst, std::span<const std::byte> bytes) {
   Packet p;
-  p.dst = dst;
+  p.dst = dst.ip;
+  p.dst_port = dst.port;
   p.bytes.assign(bytes.begin(), bytes.end());
   Host::Send(std::move(p));
 }

@@ -27,7 +27,7 @@ ses::EndpointConfig SesTestConfig();
 
 class SesHost : public Host, public pds::PacketSink, public ses::EndpointEvents {
  public:
-  SesHost(IpAddress self, uint64_t seed, ses::EndpointConfig config = SesTestConfig());
+  SesHost(FabricAddress self, uint64_t seed, ses::EndpointConfig config = SesTestConfig());
   ~SesHost() override;
 
   bool ok() const { return endpoint_ != nullptr; }
@@ -38,6 +38,7 @@ class SesHost : public Host, public pds::PacketSink, public ses::EndpointEvents 
 
   // Endpoint calls at Now(), then the timer is re-armed.
   Status Send(const ses::SendOp& op);
+  Status SendDatagram(const ses::SendOp& op);
   Status Write(const ses::WriteOp& op);
   Status Read(const ses::ReadOp& op);
   Status Atomic(const ses::AtomicOp& op);
@@ -57,7 +58,7 @@ class SesHost : public Host, public pds::PacketSink, public ses::EndpointEvents 
   void OnReceive(TimePoint now, const Packet& packet) override;
   void OnTimer(TimePoint now) override;
   // ---- pds::PacketSink ----
-  void Send(const IpAddress& dst, std::span<const std::byte> packet) override;
+  void Send(const FabricAddress& dst, std::span<const std::byte> packet) override;
   // ---- ses::EndpointEvents ----
   void OnCompletion(const ses::Completion& c) override;
 

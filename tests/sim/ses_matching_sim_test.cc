@@ -294,9 +294,9 @@ TEST_F(SesMatching, UnexpectedMessagesMatchOldestFirstWhenReceivesComeLater) {
 // source's messages (address and initiator ID both count).
 TEST_F(SesMatching, DirectedReceiveTakesOnlyFromTheNamedSource) {
   EventLoop loop;
-  SesHost a(Ip(1), seed_.Derive("a"));
-  SesHost b(Ip(2), seed_.Derive("b"));
-  SesHost c(Ip(3), seed_.Derive("c"));
+  SesHost a(Fep(1), seed_.Derive("a"));
+  SesHost b(Fep(2), seed_.Derive("b"));
+  SesHost c(Fep(3), seed_.Derive("c"));
   ASSERT_TRUE(a.ok() && b.ok() && c.ok());
   StarSwitch sw(loop, seed_.Derive("ecmp"));
   for (Host* host : std::initializer_list<Host*>{&a, &b, &c}) {
@@ -320,19 +320,20 @@ TEST_F(SesMatching, DirectedReceiveTakesOnlyFromTheNamedSource) {
   ASSERT_EQ(b.count_by_context[1], 1);
   EXPECT_EQ(b.by_context[1].status, CompletionStatus::kOk) << b.by_context[1].Describe();
   EXPECT_EQ(b.by_context[1].peer, c.address());
-  EXPECT_EQ(b.by_context[1].initiator, c.address().v4());
+  EXPECT_EQ(b.by_context[1].initiator, c.address().ip.v4());
   EXPECT_EQ(b.by_context[1].cq_data, std::optional<uint64_t>(3));
   EXPECT_TRUE(SameBytes(buf(1).first(from_c.size()), from_c));
   EXPECT_EQ(b.endpoint().unexpected_messages(), 1u);
 
   // 2: a's address with another initiator ID is another source.
+  const uint32_t a_initiator = a.address().ip.v4();
   ASSERT_TRUE(b.PostRecv(Recv(buf(2), 2, kTag, 0,
-                              ses::Source{.addr = a.address(), .initiator = a.address().v4() + 1}),
+                              ses::Source{.addr = a.address(), .initiator = a_initiator + 1}),
                          true)
                   .ok());
   // 3: c's address with a's initiator ID neither.
   ASSERT_TRUE(b.PostRecv(Recv(buf(3), 3, kTag, 0,
-                              ses::Source{.addr = c.address(), .initiator = a.address().v4()}),
+                              ses::Source{.addr = c.address(), .initiator = a_initiator}),
                          true)
                   .ok());
   RunFor(loop, std::chrono::microseconds(100));

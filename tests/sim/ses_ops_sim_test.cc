@@ -48,8 +48,8 @@ TEST_P(SesOps, DataArrivesByteForByteUnderLossAndReordering) {
   // variants never (the eager path at every size).
   config.rendezvous_threshold = rendezvous ? 0 : SIZE_MAX;
   EventLoop loop;
-  SesHost a(Ip(1), seed_.Derive("a"), config);
-  SesHost b(Ip(2), seed_.Derive("b"), config);
+  SesHost a(Fep(1), seed_.Derive("a"), config);
+  SesHost b(Fep(2), seed_.Derive("b"), config);
   ASSERT_TRUE(a.ok() && b.ok());
   PointToPoint net(loop, a, b, LinkConfig{});
   const ImpairmentProfile impair{.loss = 0.02, .reorder = 0.02};

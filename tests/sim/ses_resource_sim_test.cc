@@ -457,17 +457,6 @@ TEST_F(SesResource, RefusedRequestsOfAFailedInitiatorPdcAreForgotten) {
 
 // ---- malformed requests ----
 
-ses::StandardRequest Standard(ses::RequestOpcode op, bool som, bool eom, uint32_t initiator,
-                              uint16_t msg_id, uint64_t key, uint32_t length) {
-  ses::StandardRequest h;
-  h.common = RawCommon(op, som, eom);
-  h.message_id = MessageId(msg_id);
-  h.initiator = initiator;
-  h.memory_key = key;
-  h.request_length = length;
-  return h;
-}
-
 struct Template {
   std::vector<std::byte> bytes;
   pds::NextHeader next_hdr;
@@ -484,25 +473,25 @@ std::vector<Template> Templates(uint32_t initiator) {
     out.push_back({SesBytes(ses::StandardRequestHeaders{.header = h, .extension = ext}, p(payload)),
                    pds::NextHeader::kSesStandardRequest});
   };
-  standard(Standard(RequestOpcode::kTaggedSend, true, true, initiator, 1, 0x1, 64), 64);
-  standard(Standard(RequestOpcode::kSend, true, false, initiator, 2, 0, 4000), 100);
+  standard(RawStandard(RequestOpcode::kTaggedSend, true, true, initiator, 1, 0x1, 64), 64);
+  standard(RawStandard(RequestOpcode::kSend, true, false, initiator, 2, 0, 4000), 100);
   {
-    ses::StandardRequest h = Standard(RequestOpcode::kSend, false, true, initiator, 3, 0, 150);
+    ses::StandardRequest h = RawStandard(RequestOpcode::kSend, false, true, initiator, 3, 0, 150);
     h.payload_length = 50;
     h.message_offset = 100;
     standard(h, 50);
   }
-  standard(Standard(RequestOpcode::kRendezvousSend, true, true, initiator, 4, 0, 100'000), 100,
+  standard(RawStandard(RequestOpcode::kRendezvousSend, true, true, initiator, 4, 0, 100'000), 100,
            ses::RendezvousExtension{.eager_length = 100,
                                     .read_ri_generation = 0,
                                     .read_pid_on_fep = PidOnFep(7),
                                     .read_resource_index = ResourceIndex(3),
                                     .read_offset = 100,
                                     .read_memory_key = 77});
-  standard(Standard(RequestOpcode::kWrite, true, true, initiator, 5, 5, 16), 16);
-  standard(Standard(RequestOpcode::kRead, true, true, initiator, 6, 5, 100), 0);
-  standard(Standard(RequestOpcode::kMsgError, true, true, initiator, 2, 0, 0), 0);
-  standard(Standard(RequestOpcode::kAtomic, true, true, initiator, 7, 5, 8), 8,
+  standard(RawStandard(RequestOpcode::kWrite, true, true, initiator, 5, 5, 16), 16);
+  standard(RawStandard(RequestOpcode::kRead, true, true, initiator, 6, 5, 100), 0);
+  standard(RawStandard(RequestOpcode::kMsgError, true, true, initiator, 2, 0, 0), 0);
+  standard(RawStandard(RequestOpcode::kAtomic, true, true, initiator, 7, 5, 8), 8,
            ses::AtomicOpExtension{.opcode = ses::AtomicOpcode::kSum,
                                   .datatype = ses::AtomicDatatype::kUint64,
                                   .cacheable = false,
@@ -533,8 +522,8 @@ std::vector<Template> Templates(uint32_t initiator) {
 // afterwards.
 TEST_F(SesResource, MalformedRequestsAreAnsweredAndDoNoHarm) {
   EventLoop loop;
-  EngineHost e(Ip(1), seed_.Derive("e"));
-  SesHost b(Ip(2), seed_.Derive("b"));
+  EngineHost e(Fep(1), seed_.Derive("e"));
+  SesHost b(Fep(2), seed_.Derive("b"));
   ASSERT_TRUE(e.ok() && b.ok());
   PointToPoint net(loop, e, b, LinkConfig{});
   SeededRandom rng(seed_.Derive("garbage"));
@@ -593,7 +582,7 @@ TEST_F(SesResource, MalformedRequestsAreAnsweredAndDoNoHarm) {
   // refused for a key), many are not. Each is answered once, one way or the
   // other; any response b gives is a well-formed SES response.
   constexpr uint64_t kMutated = 300;
-  const std::vector<Template> templates = Templates(e.address().v4());
+  const std::vector<Template> templates = Templates(e.address().ip.v4());
   for (uint64_t t = 1001; t <= 1000 + kMutated; ++t) {
     const Template& tpl = templates[pick(templates.size())];
     std::vector<std::byte> bytes = tpl.bytes;
@@ -640,8 +629,8 @@ TEST_F(SesResource, MalformedRequestsAreAnsweredAndDoNoHarm) {
   const auto good = PatternBytes(200, seed_.Derive("good"));
   std::vector<std::byte> buf = GuardedBuffer(good.size());
   ASSERT_TRUE(b.PostRecv(Recv(std::span(buf).first(good.size()), 9, kTag), true).ok());
-  ses::StandardRequest h = Standard(ses::RequestOpcode::kTaggedSend, true, true,
-                                    e.address().v4(), 500, kTag, 200);
+  ses::StandardRequest h = RawStandard(ses::RequestOpcode::kTaggedSend, true, true,
+                                    e.address().ip.v4(), 500, kTag, 200);
   submit(9999, pds::NextHeader::kSesStandardRequest,
          SesBytes(ses::StandardRequestHeaders{.header = h, .extension = {}}, good));
   RunFor(loop, std::chrono::milliseconds(10));
@@ -651,7 +640,7 @@ TEST_F(SesResource, MalformedRequestsAreAnsweredAndDoNoHarm) {
   const ses::Completion& c = b.by_context[9];
   EXPECT_EQ(c.status, CompletionStatus::kOk) << c.Describe();
   EXPECT_EQ(c.peer, e.address());
-  EXPECT_EQ(c.initiator, e.address().v4());
+  EXPECT_EQ(c.initiator, e.address().ip.v4());
   EXPECT_TRUE(SameBytes(std::span(buf).first(good.size()), good));
   EXPECT_TRUE(AllGuard(std::span(buf).subspan(good.size())));
   std::printf("[ stats    ] %llu malformed, %llu refused, %llu stored, %llu timed out\n",

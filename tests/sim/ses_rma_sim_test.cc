@@ -80,15 +80,15 @@ uint64_t ReadU64(std::span<const std::byte> b) {
   return v;
 }
 
-// Host a (Ip(1)) initiates; host b (Ip(2)) is the target. b's memory is
+// Host a (Fep(1)) initiates; host b (Fep(2)) is the target. b's memory is
 // one allocation: kGuard bytes, the region (`region_bytes`, registered with
 // every right as `key`), kGuard bytes; all of it a random pattern.
 class Rig {
  public:
   Rig(const SimSeed& seed, size_t region_bytes, const ImpairmentProfile& impair = {},
       bool drop_first_packet = false)
-      : a(Ip(1), seed.Derive("a")),
-        b(Ip(2), seed.Derive("b")),
+      : a(Fep(1), seed.Derive("a")),
+        b(Fep(2), seed.Derive("b")),
         net(loop, a, b, LinkConfig{}),
         memory(PatternBytes(region_bytes + 2 * kGuard, seed.Derive("memory"))),
         region_bytes_(region_bytes),

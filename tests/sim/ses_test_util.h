@@ -70,7 +70,7 @@ inline ses::SendOp SendOf(const SesHost& to, std::span<const std::byte> data, ui
 
 // How a receive names `h` as its source (SesHost's initiator ID is its IPv4).
 inline ses::Source SourceOf(const SesHost& h) {
-  return ses::Source{.addr = h.address(), .initiator = h.address().v4()};
+  return ses::Source{.addr = h.address(), .initiator = h.address().ip.v4()};
 }
 
 // A buffer of `n` bytes followed by kGuardBytes guard bytes, all kGuard.
@@ -142,13 +142,26 @@ inline ses::RequestCommon RawCommon(ses::RequestOpcode op, bool som, bool eom, b
   return c;
 }
 
+// A standard request header of `op` as a raw sender builds it (RawCommon).
+inline ses::StandardRequest RawStandard(ses::RequestOpcode op, bool som, bool eom,
+                                        uint32_t initiator, uint16_t msg_id, uint64_t key,
+                                        uint32_t length) {
+  ses::StandardRequest h;
+  h.common = RawCommon(op, som, eom);
+  h.message_id = MessageId(msg_id);
+  h.initiator = initiator;
+  h.memory_key = key;
+  h.request_length = length;
+  return h;
+}
+
 // Two SES hosts on one point-to-point link, optionally impaired both ways.
 struct TwoHosts {
   TwoHosts(const SimSeed& seed, const ses::EndpointConfig& config_a,
            const ses::EndpointConfig& config_b,
            std::optional<ImpairmentProfile> impair = std::nullopt)
-      : a(Ip(1), seed.Derive("a"), config_a),
-        b(Ip(2), seed.Derive("b"), config_b),
+      : a(Fep(1), seed.Derive("a"), config_a),
+        b(Fep(2), seed.Derive("b"), config_b),
         net(loop, a, b, LinkConfig{}) {
     if (impair) {
       ImpairLink(net.a_to_b(), seed, "a->b", *impair);

@@ -53,6 +53,10 @@ class RecordingHost : public Host {
 };
 
 inline IpAddress Ip(uint8_t last) { return IpAddress::V4({10, 0, 0, last}); }
+// A host's FEP address: Ip(last) and the UDP port it receives on.
+inline FabricAddress Fep(uint8_t last, uint16_t port = kUetUdpPort) {
+  return FabricAddress(Ip(last), port);
+}
 
 // A packet of `size` bytes whose first bytes hold `tag` (little-endian, up to 8).
 inline Packet MakePacket(IpAddress src, IpAddress dst, size_t size, uint64_t tag = 0,

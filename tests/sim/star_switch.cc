@@ -68,7 +68,7 @@ uint32_t StarSwitch::path_count(const Host& host) const {
 }
 
 uint32_t StarSwitch::PathFor(const Packet& packet) const {
-  auto it = ports_.find(packet.dst);
+  auto it = ports_.find(FabricAddress(packet.dst, packet.dst_port));
   if (it == ports_.end() || it->second.paths.size() == 1) return 0;
   uint64_t h = Fnv(0xcbf29ce484222325ULL, &ecmp_salt_, sizeof ecmp_salt_);
   h = Fnv(h, packet.src.data(), packet.src.size());
@@ -79,7 +79,7 @@ uint32_t StarSwitch::PathFor(const Packet& packet) const {
 }
 
 void StarSwitch::Deliver(Packet packet) {
-  auto it = ports_.find(packet.dst);
+  auto it = ports_.find(FabricAddress(packet.dst, packet.dst_port));
   if (it == ports_.end()) {
     ++counters_.unroutable;
     return;

@@ -5,11 +5,12 @@
 // Each host has an uplink into the switch and, at the switch, an output port
 // towards it made of one or more parallel links ("paths"), each with its own
 // queue (drop-tail + ECN), rate and delay. The switch forwards on the
-// destination address with no delay of its own. When a port has several paths
-// it picks one by ECMP: a hash of (src, dst, src_port, dst_port, salt), so one
-// flow (one UDP source port = one UET entropy value) always takes the same path
-// and different entropy values spread over the paths. Two paths with different
-// delays stand in for two spines of a leaf-spine fabric.
+// destination address and port (the host's FEP address) with no delay of its
+// own. When a port has several paths it picks one by ECMP: a hash of (src,
+// dst, src_port, dst_port, salt), so one flow (one UDP source port = one UET
+// entropy value) always takes the same path and different entropy values
+// spread over the paths. Two paths with different delays stand in for two
+// spines of a leaf-spine fabric.
 #pragma once
 
 #include <cstdint>
@@ -32,7 +33,7 @@ struct PortConfig {
 
 struct SwitchCounters {
   uint64_t forwarded = 0;
-  uint64_t unroutable = 0;  // no host has the destination address: dropped
+  uint64_t unroutable = 0;  // no host has the destination address and port: dropped
 };
 
 class StarSwitch final : public Network, private PacketSink {
@@ -60,7 +61,7 @@ class StarSwitch final : public Network, private PacketSink {
   const Port& PortOf(const Host& host) const;
 
   uint64_t ecmp_salt_;
-  std::map<IpAddress, Port> ports_;
+  std::map<FabricAddress, Port> ports_;  // by the host's address
   SwitchCounters counters_;
 };
 

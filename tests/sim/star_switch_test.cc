@@ -31,7 +31,7 @@ PortConfig HostPort() { return PortConfig{Nic100G(), {Port100G()}}; }
 
 TEST(StarSwitch, ForwardsByDestination) {
   EventLoop loop;
-  RecordingHost a(Ip(1)), b(Ip(2)), c(Ip(3));
+  RecordingHost a(Fep(1)), b(Fep(2)), c(Fep(3));
   StarSwitch sw(loop);
   for (Host* h : {static_cast<Host*>(&a), static_cast<Host*>(&b), static_cast<Host*>(&c)}) {
     sw.AddHost(*h, PortConfig::Uniform(Port100G()));
@@ -50,19 +50,46 @@ TEST(StarSwitch, ForwardsByDestination) {
   EXPECT_EQ(sw.switch_counters().unroutable, 1u);
 }
 
+TEST(StarSwitch, HostsSharingAnIpAreToldApartByPort) {
+  EventLoop loop;
+  RecordingHost a(Fep(1)), b(Fep(2, 5000)), b2(Fep(2, 5001));
+  StarSwitch sw(loop);
+  for (Host* h : {static_cast<Host*>(&a), static_cast<Host*>(&b), static_cast<Host*>(&b2)}) {
+    sw.AddHost(*h, PortConfig::Uniform(Port100G()));
+  }
+  Packet to_b = MakePacket(Ip(1), Ip(2), 100, 1);
+  to_b.dst_port = 5000;
+  Packet to_b2 = MakePacket(Ip(1), Ip(2), 100, 2);
+  to_b2.dst_port = 5001;
+  Packet to_nobody = MakePacket(Ip(1), Ip(2), 100, 3);  // the default port 4793
+  a.Send(to_b);
+  a.Send(to_b2);
+  a.Send(to_nobody);
+  b2.Send(MakePacket(IpAddress(), Ip(1), 100, 4, Ecn::kEct0, 0));  // src and port filled in
+  ASSERT_EQ(loop.RunUntilIdle(seconds(1)), RunResult::kIdle);
+  ASSERT_EQ(b.received.size(), 1u);
+  ASSERT_EQ(b2.received.size(), 1u);
+  EXPECT_EQ(TagOf(b.received[0].packet), 1u);
+  EXPECT_EQ(TagOf(b2.received[0].packet), 2u);
+  EXPECT_EQ(sw.switch_counters().unroutable, 1u);
+  ASSERT_EQ(a.received.size(), 1u);
+  EXPECT_EQ(a.received[0].packet.src, Ip(2));
+  EXPECT_EQ(a.received[0].packet.src_port, 5001);
+}
+
 TEST(StarSwitch, IncastBuildsQueueAndMarksEcn) {
   EventLoop loop;
   std::vector<std::unique_ptr<RecordingHost>> senders;
-  RecordingHost sink(Ip(100));
+  RecordingHost sink(Fep(100));
   StarSwitch sw(loop);
   sw.AddHost(sink, HostPort());
   for (uint8_t i = 1; i <= 4; ++i) {
-    senders.push_back(std::make_unique<RecordingHost>(Ip(i)));
+    senders.push_back(std::make_unique<RecordingHost>(Fep(i)));
     sw.AddHost(*senders.back(), HostPort());
   }
   // Each sender bursts 25 x 4000 bytes at line rate into the same output port.
   for (auto& s : senders) {
-    for (uint64_t k = 0; k < 25; ++k) s->Send(MakePacket(s->address(), Ip(100), 4000, k));
+    for (uint64_t k = 0; k < 25; ++k) s->Send(MakePacket(s->address().ip, Ip(100), 4000, k));
   }
   ASSERT_EQ(loop.RunUntilIdle(seconds(1)), RunResult::kIdle);
   EXPECT_EQ(sink.received.size(), 100u);
@@ -88,17 +115,17 @@ TEST(StarSwitch, IncastBuildsQueueAndMarksEcn) {
 TEST(StarSwitch, IncastOverflowsSmallBuffer) {
   EventLoop loop;
   std::vector<std::unique_ptr<RecordingHost>> senders;
-  RecordingHost sink(Ip(100));
+  RecordingHost sink(Fep(100));
   StarSwitch sw(loop);
   LinkConfig small = Port100G();
   small.queue_capacity_bytes = 40'000;
   sw.AddHost(sink, PortConfig{Nic100G(), {small}});
   for (uint8_t i = 1; i <= 4; ++i) {
-    senders.push_back(std::make_unique<RecordingHost>(Ip(i)));
+    senders.push_back(std::make_unique<RecordingHost>(Fep(i)));
     sw.AddHost(*senders.back(), HostPort());
   }
   for (auto& s : senders) {
-    for (uint64_t k = 0; k < 25; ++k) s->Send(MakePacket(s->address(), Ip(100), 4000, k));
+    for (uint64_t k = 0; k < 25; ++k) s->Send(MakePacket(s->address().ip, Ip(100), 4000, k));
   }
   ASSERT_EQ(loop.RunUntilIdle(seconds(1)), RunResult::kIdle);
   const LinkCounters& port = sw.downlink(sink).counters();
@@ -111,7 +138,7 @@ class Ecmp : public SimTest {};
 
 TEST_F(Ecmp, SourcePortsSpreadOverPathsAndEachPortSticksToOnePath) {
   EventLoop loop;
-  RecordingHost a(Ip(1)), b(Ip(2));
+  RecordingHost a(Fep(1)), b(Fep(2));
   StarSwitch sw(loop, seed_.Derive("ecmp-salt"));
   sw.AddHost(a, PortConfig::Uniform(Port100G()));
   LinkConfig slow = Port100G();
@@ -150,7 +177,7 @@ TEST_F(Ecmp, SourcePortsSpreadOverPathsAndEachPortSticksToOnePath) {
 
 TEST(EcmpTest, SinglePathPortAlwaysPathZero) {
   EventLoop loop;
-  RecordingHost a(Ip(1)), b(Ip(2));
+  RecordingHost a(Fep(1)), b(Fep(2));
   StarSwitch sw(loop);
   sw.AddHost(a, PortConfig::Uniform(Port100G()));
   sw.AddHost(b, PortConfig::Uniform(Port100G()));

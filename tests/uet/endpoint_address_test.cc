@@ -1,6 +1,7 @@
 #include "uet/endpoint_address.h"
 
 #include "tests/codec_test_util.h"
+#include "uet/udp_encap.h"
 
 #include <gtest/gtest.h>
 
@@ -137,6 +138,14 @@ void ExpectRoundTrip(const A& value) {
 TEST(EndpointAddress, GoldenIpv4) { ExpectGolden(V4Sample(), V4Golden()); }
 
 TEST(EndpointAddress, GoldenIpv6) { ExpectGolden(V6Sample(), V6Golden()); }
+
+TEST(EndpointAddress, UdpFepIsAddressAndPortWith4793WhenUnknown) {
+  A a = V4Sample();
+  a.udp_port = 5000;
+  EXPECT_EQ(a.UdpFep(), FabricAddress(a.fabric_address, 5000));
+  a.udp_port = 0;
+  EXPECT_EQ(a.UdpFep(), FabricAddress(a.fabric_address, kUetUdpPort));
+}
 
 TEST(EndpointAddress, Sizes) {
   EXPECT_EQ(V4Sample().WireSize(), 20u);
