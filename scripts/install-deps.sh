@@ -10,6 +10,8 @@ packages=(
   liburing-dev libssl-dev libabsl-dev libpcap-dev
   libgtest-dev libgmock-dev
   iproute2                          # ip netns, veth, ss: the two-host main job
+  nftables                          # packet loss inside a test namespace
+  time                              # /usr/bin/time: CPU cost of fi_pingpong runs
 )
 
 missing=()

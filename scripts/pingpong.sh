@@ -1,27 +1,137 @@
 #!/usr/bin/env bash
-# Runs fi_pingpong (Debian's libfabric-bin) with the `uet` provider between two
-# "hosts": two network namespaces joined by a veth pair when this shell may
-# create them (root), else two processes on loopback (said so in the output).
+# Runs fi_pingpong (Debian's libfabric-bin 1.17) with the `uet` provider (or
+# another one) between two "hosts": two network namespaces joined by a veth pair
+# when this shell may create them (root), else two processes on loopback (said
+# so in the output).
 #
 #   scripts/pingpong.sh PROVIDER_DIR [fi_pingpong options...]
 #
-# PROVIDER_DIR holds libuet-fi.so (FI_PROVIDER_PATH). Options go to both sides
-# (default: -e rdm -I 100 -S all -c). Every process and namespace it creates is
-# removed on exit, by PID and by the names it chose (with this shell's PID).
-# UET_PINGPONG_LOOPBACK=1 forces the loopback form; UET_PINGPONG_PROV names
-# another provider (e.g. "tcp;ofi_rxm") to compare with, same setup.
-# Exit status: 0 when both sides exit 0 and each printed its result table.
+# PROVIDER_DIR holds libuet-fi.so (FI_PROVIDER_PATH). The options go to both
+# sides unchanged (default: -e rdm -I 100 -S all -c); the client also gets the
+# server's address. `-e rdm`, `-e dgram` and `-e msg` need nothing else from
+# this script (fi_pingpong exchanges the endpoint names, or the passive
+# endpoint's name for msg, over its own TCP socket).
+#
+# Environment:
+#   UET_PINGPONG_LOOPBACK=1   loopback form even where namespaces are possible
+#                             (server FI_UET_PORT=4793, client FI_UET_PORT=0);
+#                             unset, empty or 0: namespaces when possible.
+#   UET_PINGPONG_PROV=NAME    provider for -p (default uet), e.g. "tcp;ofi_rxm",
+#                             "udp;ofi_rxd", "udp", "net": same setup, to compare.
+#   UET_PINGPONG_IPV6=1       IPv6 (unset, empty or 0: IPv4): the namespaces get
+#                             2001:db8:1::1/64 (server) and 2001:db8:1::2/64
+#                             (client) with `nodad`, loopback uses ::1;
+#                             FI_UET_ADDR is set to them and fi_pingpong gets -6
+#                             (its out-of-band TCP socket is IPv4 unless -6; the
+#                             client's argument is the server's IPv6 address;
+#                             fi_pingpong passes no node/service to fi_getinfo,
+#                             so the provider's source address is FI_UET_ADDR).
+#   UET_PINGPONG_LOSS_PCT=N   0..100: the server's namespace gets an nftables
+#                             table `inet uet_pingpong` dropping N % of incoming
+#                             UDP to UET_PINGPONG_LOSS_PORTS at random (numgen
+#                             random mod 100 < N), with counters `seen` and
+#                             `dropped`, printed at the end. Only the client-to-
+#                             server direction loses packets (the client's veth
+#                             gets gso_max_segs 1 so that UDP GSO batches are
+#                             dropped per packet, not per batch). Needs namespaces:
+#                             with loopback it says so and exits 2. A lost dgram
+#                             packet hangs fi_pingpong until the timeout.
+#   UET_PINGPONG_LOSS_PORTS   UDP destination ports the loss applies to, a port
+#                             or a range "A-B" (default 4793, the UET port, for
+#                             uet; 1-65535 for other providers, whose ports are
+#                             ephemeral; fi_pingpong's own socket is TCP).
+#   UET_PINGPONG_TIMEOUT=S    each fi_pingpong runs under `timeout S` (default 120).
+#   UET_PINGPONG_CPUS="S C"   pin the server to CPU list S and the client to C
+#                             (taskset -c), e.g. "0 1": keeps the two spinning
+#                             processes off one core on a loaded machine.
+#   UET_PINGPONG_NICE=N       run both fi_pingpong processes at nice N (-20..19).
+#   FI_UET_IMPAIR_DROP_PPM, FI_UET_IMPAIR_DUP_PPM, FI_UET_IMPAIR_REORDER_PPM,
+#   FI_UET_IMPAIR_SEED (and any other FI_UET_IMPAIR_*): the provider's in-stack
+#                             impairment; passed explicitly (env ...) to both
+#                             fi_pingpong processes, also inside the namespaces,
+#                             and listed in the output.
+#
+# Output: both sides' fi_pingpong output ("--- client ...", "--- server"), then
+# "pingpong: cpu client|server USER SYS" (CPU seconds of that fi_pingpong
+# process, from /usr/bin/time, when installed), "pingpong: nft seen P dropped D"
+# with loss, and "pingpong: client exit C, server exit S".
+#
+# Creates: two namespaces uet-a-PID / uet-b-PID (this shell's PID) with a veth
+# pair uetvaPID / uetvbPID and, with loss, the nft table inside uet-a-PID; a
+# temporary directory; the two fi_pingpong processes. All are removed on every
+# exit path (normal, failure, timeout, INT/TERM/HUP) by the trap: processes by
+# their own PIDs (each is `timeout`, which passes the signal on to its
+# fi_pingpong), namespaces (and with them the veth pair and the nft table) by
+# the names it chose. A SIGKILL of this script leaves the namespaces; the
+# fi_pingpong processes still end at their timeout.
+#
+# Exit status: the client's non-zero exit status (124: timed out), else the
+# server's, else 1 when a side did not print its result table, else 0;
+# 2 for a usage error (bad variable, loss without namespaces).
 set -euo pipefail
-prov_dir=$(cd "$1" && pwd)
-prov=${UET_PINGPONG_PROV:-uet}
+
+die() {
+  echo "pingpong: $*" >&2
+  exit 2
+}
+
+[ $# -ge 1 ] || die "usage: $0 PROVIDER_DIR [fi_pingpong options...]"
+prov_dir=$(cd "$1" && pwd) || die "no directory $1"
 shift
+prov=${UET_PINGPONG_PROV:-uet}
 opts=("$@")
 ((${#opts[@]})) || opts=(-e rdm -I 100 -S all -c)
+ipv6=${UET_PINGPONG_IPV6:-}
+if [ "$ipv6" = 0 ]; then ipv6=; fi
+loopback=${UET_PINGPONG_LOOPBACK:-}
+if [ "$loopback" = 0 ]; then loopback=; fi
+loss=${UET_PINGPONG_LOSS_PCT:-}
+tmo=${UET_PINGPONG_TIMEOUT:-120}
+pin_a=()
+pin_b=()
+if [ -n "${UET_PINGPONG_CPUS:-}" ]; then
+  read -r cpus_a cpus_b extra <<<"$UET_PINGPONG_CPUS"
+  if [ -z "${cpus_b:-}" ] || [ -n "${extra:-}" ] || ! [[ "$cpus_a$cpus_b" =~ ^[0-9,-]+$ ]]; then
+    die "UET_PINGPONG_CPUS must be two CPU lists, server then client, e.g. \"0 1\""
+  fi
+  pin_a=(taskset -c "$cpus_a")
+  pin_b=(taskset -c "$cpus_b")
+fi
+prio=()
+if [ -n "${UET_PINGPONG_NICE:-}" ]; then
+  [[ "$UET_PINGPONG_NICE" =~ ^-?[0-9]+$ ]] || die "UET_PINGPONG_NICE must be a number"
+  prio=(nice -n "$UET_PINGPONG_NICE")
+fi
+if ! [[ "$tmo" =~ ^[0-9]+$ ]] || ((tmo == 0)); then
+  die "UET_PINGPONG_TIMEOUT must be a positive number of seconds"
+fi
+if [ -n "$loss" ]; then
+  if ! [[ "$loss" =~ ^[0-9]+$ ]] || ((loss > 100)); then die "UET_PINGPONG_LOSS_PCT must be 0..100"; fi
+  if [ "$prov" = uet ]; then loss_ports=${UET_PINGPONG_LOSS_PORTS:-4793}; else loss_ports=${UET_PINGPONG_LOSS_PORTS:-1-65535}; fi
+  [[ "$loss_ports" =~ ^[0-9]+(-[0-9]+)?$ ]] || die "UET_PINGPONG_LOSS_PORTS must be PORT or A-B"
+  [ -z "$loopback" ] || die "loss (UET_PINGPONG_LOSS_PCT) needs the two namespaces; not supported with UET_PINGPONG_LOOPBACK"
+  command -v nft >/dev/null || die "loss needs nft (apt-get install nftables)"
+fi
 
-# Addresses from 198.18.0.0/15 (RFC 2544, network benchmarking), used only
-# inside the namespaces this script creates.
-addr_a=198.18.0.1
-addr_b=198.18.0.2
+# In-stack impairment parameters of the provider, passed on explicitly.
+impair_env=()
+while IFS= read -r v; do
+  if [[ "$v" == FI_UET_IMPAIR_* ]]; then impair_env+=("$v=${!v}"); fi
+done < <(compgen -e)
+
+# Addresses from 198.18.0.0/15 (RFC 2544, network benchmarking) and
+# 2001:db8::/32 (documentation), used only inside the namespaces created here.
+if [ -n "$ipv6" ]; then
+  addr_a=2001:db8:1::1
+  addr_b=2001:db8:1::2
+  plen=64
+  lo_addr=::1
+else
+  addr_a=198.18.0.1
+  addr_b=198.18.0.2
+  plen=24
+  lo_addr=127.0.0.1
+fi
 ns_a="uet-a-$$"
 ns_b="uet-b-$$"
 veth_a="uetva$$"
@@ -29,57 +139,153 @@ veth_b="uetvb$$"
 oob_port=$((47592 + $$ % 1000))
 pids=()
 made_ns=0
+nft_done=1
+shown=0
 out=$(mktemp -d)
 
+nft_report() {
+  ((nft_done)) && return 0
+  nft_done=1
+  local seen dropped
+  seen=$(ip netns exec "$ns_a" nft list counter inet uet_pingpong seen 2>/dev/null | awk '/packets/ {print $2}') || true
+  dropped=$(ip netns exec "$ns_a" nft list counter inet uet_pingpong dropped 2>/dev/null | awk '/packets/ {print $2}') || true
+  echo "pingpong: nft seen ${seen:-?} dropped ${dropped:-?} (UDP to $loss_ports into the server, $loss % asked)"
+}
+
+show() {
+  ((shown)) && return 0
+  shown=1
+  echo "--- client (fi_pingpong -p $prov ${opts[*]} ${client_extra[*]} $server_ip)"
+  cat "$out/client" 2>/dev/null || true
+  echo "--- server"
+  cat "$out/server" 2>/dev/null || true
+  local side
+  for side in client server; do
+    if [ -s "$out/$side.cpu" ]; then
+      echo "pingpong: cpu $side $(tail -n 1 "$out/$side.cpu") (user sys seconds)"
+    fi
+  done
+}
+
+# shellcheck disable=SC2317  # invoked by the trap
 cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM HUP
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  if ((${#pids[@]})); then
+    show
+    echo "pingpong: interrupted, fi_pingpong processes ${pids[*]} stopped"
+  fi
   if ((made_ns)); then
+    nft_report
     ip netns del "$ns_a" 2>/dev/null || true
     ip netns del "$ns_b" 2>/dev/null || true
   fi
   rm -rf "$out"
+  exit "$rc"
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
 
 run_a=()
 run_b=()
+client_extra=()
 server_ip=
-if [ -z "${UET_PINGPONG_LOOPBACK:-}" ] && [ "$(id -u)" -eq 0 ] && ip netns add "$ns_a" 2>/dev/null; then
+if [ -z "$loopback" ] && [ "$(id -u)" -eq 0 ] && ip netns add "$ns_a" 2>/dev/null; then
   made_ns=1
   ip netns add "$ns_b"
   ip link add "$veth_a" netns "$ns_a" type veth peer name "$veth_b" netns "$ns_b"
-  ip -n "$ns_a" addr add "$addr_a/24" dev "$veth_a"
-  ip -n "$ns_b" addr add "$addr_b/24" dev "$veth_b"
+  if [ -n "$ipv6" ]; then
+    for ns in "$ns_a" "$ns_b"; do ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=0; done
+    ip -n "$ns_a" addr add "$addr_a/$plen" dev "$veth_a" nodad
+    ip -n "$ns_b" addr add "$addr_b/$plen" dev "$veth_b" nodad
+  else
+    ip -n "$ns_a" addr add "$addr_a/$plen" dev "$veth_a"
+    ip -n "$ns_b" addr add "$addr_b/$plen" dev "$veth_b"
+  fi
   for ns in "$ns_a" "$ns_b"; do ip -n "$ns" link set lo up; done
   ip -n "$ns_a" link set "$veth_a" up
   ip -n "$ns_b" link set "$veth_b" up
-  run_a=(ip netns exec "$ns_a" env FI_UET_ADDR="$addr_a")
-  run_b=(ip netns exec "$ns_b" env FI_UET_ADDR="$addr_b")
+  run_a=(ip netns exec "$ns_a" env FI_UET_ADDR="$addr_a" "${impair_env[@]}")
+  run_b=(ip netns exec "$ns_b" env FI_UET_ADDR="$addr_b" "${impair_env[@]}")
   server_ip=$addr_a
   echo "pingpong: two network namespaces ($ns_a $addr_a <-> $ns_b $addr_b, veth)"
+  if [ -n "$loss" ]; then
+    # The provider sends UDP GSO batches; across veth a batch stays one skb up
+    # to the server's socket, so nft would drop whole batches. One segment per
+    # skb on the client's side: the loss is per packet.
+    ip -n "$ns_b" link set "$veth_b" gso_max_segs 1
+    ip netns exec "$ns_a" nft -f - <<EOF
+table inet uet_pingpong {
+  counter seen { }
+  counter dropped { }
+  chain input {
+    type filter hook input priority filter; policy accept;
+    udp dport $loss_ports counter name seen
+    udp dport $loss_ports numgen random mod 100 < $loss counter name dropped drop
+  }
+}
+EOF
+    nft_done=0
+    echo "pingpong: nft table inet uet_pingpong in $ns_a drops $loss % of incoming UDP to port $loss_ports"
+  fi
 else
+  if [ -n "$loss" ]; then
+    die "network namespaces not permitted here: loss (UET_PINGPONG_LOSS_PCT) is not supported on loopback"
+  fi
   # One host: the server keeps the UET port, the client takes an ephemeral one.
-  run_a=(env FI_UET_ADDR=127.0.0.1 FI_UET_PORT=4793)
-  run_b=(env FI_UET_ADDR=127.0.0.1 FI_UET_PORT=0)
-  server_ip=127.0.0.1
-  echo "pingpong: network namespaces not permitted here: running on loopback"
+  run_a=(env FI_UET_ADDR="$lo_addr" FI_UET_PORT=4793 "${impair_env[@]}")
+  run_b=(env FI_UET_ADDR="$lo_addr" FI_UET_PORT=0 "${impair_env[@]}")
+  server_ip=$lo_addr
+  if [ -n "$loopback" ]; then
+    echo "pingpong: loopback ($lo_addr, UET_PINGPONG_LOOPBACK set)"
+  else
+    echo "pingpong: network namespaces not permitted here: running on loopback ($lo_addr)"
+  fi
+fi
+((${#impair_env[@]})) && echo "pingpong: in-stack impairment ${impair_env[*]} (both sides)"
+
+if [ -n "$ipv6" ]; then
+  have6=0
+  for o in "${opts[@]}"; do [ "$o" = -6 ] && have6=1; done
+  ((have6)) || client_extra+=(-6)
+fi
+
+# Each side: [nice] [taskset] `timeout` (all exec, so the PID kept is timeout's;
+# it passes a TERM on to its process group) around /usr/bin/time (CPU seconds,
+# when installed) around fi_pingpong.
+cpu_a=()
+cpu_b=()
+if [ -x /usr/bin/time ]; then
+  cpu_a=(/usr/bin/time -q -f '%U %S' -o "$out/server.cpu")
+  cpu_b=(/usr/bin/time -q -f '%U %S' -o "$out/client.cpu")
 fi
 
 export FI_PROVIDER_PATH="$prov_dir"
-"${run_a[@]}" timeout 120 fi_pingpong -p "$prov" -B "$oob_port" "${opts[@]}" >"$out/server" 2>&1 &
-pids+=($!)
+"${run_a[@]}" "${prio[@]}" "${pin_a[@]}" timeout "$tmo" "${cpu_a[@]}" fi_pingpong -p "$prov" -B "$oob_port" "${opts[@]}" \
+  "${client_extra[@]}" >"$out/server" 2>&1 &
 server=$!
+pids+=("$server")
 # The server listens on its out-of-band TCP port before the client connects.
-for _ in $(seq 1 50); do
-  if "${run_a[@]}" sh -c "ss -ltn 2>/dev/null | grep -q ':$oob_port '"; then break; fi
+for _ in $(seq 1 100); do
+  kill -0 "$server" 2>/dev/null || break
+  if "${run_a[@]}" ss -Hltn "sport = :$oob_port" 2>/dev/null | grep -q .; then break; fi
   sleep 0.1
 done
 rc_client=0
-"${run_b[@]}" timeout 120 fi_pingpong -p "$prov" -P "$oob_port" "${opts[@]}" "$server_ip" \
-  >"$out/client" 2>&1 || rc_client=$?
+"${run_b[@]}" "${prio[@]}" "${pin_b[@]}" timeout "$tmo" "${cpu_b[@]}" fi_pingpong -p "$prov" -P "$oob_port" "${opts[@]}" \
+  "${client_extra[@]}" "$server_ip" >"$out/client" 2>&1 &
+client=$!
+pids+=("$client")
+wait "$client" || rc_client=$?
+pids=("$server")
 # The server ends with the client; if the client failed it may wait for ever.
-for _ in $(seq 1 100); do
+grace=100
+((rc_client == 0)) || grace=30
+for _ in $(seq 1 "$grace"); do
   kill -0 "$server" 2>/dev/null || break
   sleep 0.1
 done
@@ -87,11 +293,14 @@ kill "$server" 2>/dev/null || true
 rc_server=0
 wait "$server" || rc_server=$?
 pids=()
-echo "--- client (fi_pingpong ${opts[*]} $server_ip)"
-cat "$out/client"
-echo "--- server"
-cat "$out/server"
+show
+((made_ns)) && nft_report
 echo "pingpong: client exit $rc_client, server exit $rc_server"
+((rc_client == 0)) || exit "$rc_client"
+((rc_server == 0)) || exit "$rc_server"
 # fi_pingpong exits 0 on some failures (a bad -S): ask for its result header too.
-grep -q '^bytes' "$out/client" && grep -q '^bytes' "$out/server" &&
-  ((rc_client == 0 && rc_server == 0))
+if ! grep -q '^bytes' "$out/client" || ! grep -q '^bytes' "$out/server"; then
+  echo "pingpong: a side printed no result table" >&2
+  exit 1
+fi
+exit 0
