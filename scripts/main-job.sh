@@ -4,8 +4,9 @@
 # network namespaces joined by a veth pair (loopback where namespaces are not
 # permitted, said so), with the data check on, then prints a result table.
 #
-# This version of the provider offers RDM endpoints (issue 5, first slice);
-# DGRAM and MSG endpoints are not offered yet, so only RDM runs.
+# Runs every endpoint type the provider offers: RDM (reliable, over PDS
+# RUD/ROD), MSG (connected: passive endpoint, connect/accept) and DGRAM (one
+# unreliable UUD packet per message), untagged and tagged, every size.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -21,11 +22,13 @@ results=()
 run() {
   local name=$1
   shift
+  local env=()
+  [[ "$name" == *IPv6* ]] && env=(UET_PINGPONG_IPV6=1)
   echo
   echo "== fi_pingpong -p uet $*"
   local log
   log=$(mktemp)
-  if scripts/pingpong.sh "$prov_dir" "$@" 2>&1 | grep -v '^libfabric' | tee "$log"; then
+  if env "${env[@]}" scripts/pingpong.sh "$prov_dir" "$@" 2>&1 | grep -v '^libfabric' | tee "$log"; then
     status=ok
   else
     status=FAILED
@@ -38,6 +41,10 @@ run() {
 }
 run "rdm" -e rdm -I 100 -S all -c
 run "rdm tagged" -e rdm -m tagged -I 100 -S all -c
+run "msg" -e msg -I 100 -S all -c
+run "msg tagged" -e msg -m tagged -I 100 -S all -c
+run "dgram" -e dgram -I 100 -S all -c
+run "rdm IPv6" -e rdm -I 100 -S all -c
 
 echo
 echo "== result (client side: size, one-way latency, MB/s both directions)"
