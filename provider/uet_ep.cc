@@ -232,18 +232,24 @@ int EpClose(struct fid* fid) {
   return FI_SUCCESS;
 }
 
+}  // namespace
+
+int CopyAddressOut(const EndpointAddress& a, void* addr, size_t* addrlen) {
+  const size_t need = a.WireSize();
+  const size_t have = *addrlen;
+  *addrlen = need;
+  if (addr == nullptr || have < need) return -FI_ETOOSMALL;
+  ByteWriter w(std::span(static_cast<std::byte*>(addr), need));
+  return a.Serialize(w).ok() ? FI_SUCCESS : -FI_EINVAL;
+}
+
+namespace {
+
 int EpGetname(fid_t fid, void* addr, size_t* addrlen) {
   Endpoint& ep = Ep(fid);
   if (addrlen == nullptr) return -FI_EINVAL;
   std::lock_guard lock(ep.domain->mu);
-  std::vector<std::byte> blob(ep.local.WireSize());
-  ByteWriter w(blob);
-  if (!ep.local.Serialize(w).ok()) return -FI_EINVAL;
-  const size_t have = *addrlen;
-  *addrlen = blob.size();
-  if (addr == nullptr || have < blob.size()) return -FI_ETOOSMALL;
-  std::memcpy(addr, blob.data(), blob.size());
-  return FI_SUCCESS;
+  return CopyAddressOut(ep.local, addr, addrlen);
 }
 
 int EpSetname(fid_t fid, void* addr, size_t addrlen) {

@@ -199,12 +199,7 @@ int Getpeer(struct fid_ep* fid, void* addr, size_t* addrlen) {
   if (addrlen == nullptr) return -FI_EINVAL;
   std::lock_guard lock(ep.domain->mu);
   if (!ep.cm.peer) return -FI_ENOTCONN;
-  const size_t need = ep.cm.peer->WireSize();
-  const size_t have = *addrlen;
-  *addrlen = need;
-  if (addr == nullptr || have < need) return -FI_ETOOSMALL;
-  ByteWriter w(std::span(static_cast<std::byte*>(addr), need));
-  return ep.cm.peer->Serialize(w).ok() ? FI_SUCCESS : -FI_EINVAL;
+  return CopyAddressOut(*ep.cm.peer, addr, addrlen);
 }
 
 }  // namespace

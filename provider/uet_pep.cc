@@ -74,14 +74,7 @@ int PepGetname(fid_t fid, void* addr, size_t* addrlen) {
   Pep& pep = PepOf(fid);
   if (addrlen == nullptr) return -FI_EINVAL;
   std::lock_guard lock(pep.mu);
-  std::vector<std::byte> blob(pep.local.WireSize());
-  ByteWriter w(blob);
-  if (!pep.local.Serialize(w).ok()) return -FI_EINVAL;
-  const size_t have = *addrlen;
-  *addrlen = blob.size();
-  if (addr == nullptr || have < blob.size()) return -FI_ETOOSMALL;
-  std::memcpy(addr, blob.data(), blob.size());
-  return FI_SUCCESS;
+  return CopyAddressOut(pep.local, addr, addrlen);
 }
 
 int PepSetname(fid_t fid, void* addr, size_t addrlen) {

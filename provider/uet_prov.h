@@ -351,6 +351,10 @@ void CqPushError(Cq& cq, CqError e);
 // Drives every endpoint bound to the CQ once.
 void CqProgress(Cq& cq);
 
+// fi_getname / fi_getpeer: the blob of `a` into the caller's buffer;
+// -FI_ETOOSMALL (with *addrlen = the size needed) when it does not fit.
+int CopyAddressOut(const EndpointAddress& a, void* addr, size_t* addrlen);
+
 // fi_enable's work (uet_ep.cc); call with the domain mutex held.
 int EnableEndpoint(Endpoint& ep);
 
