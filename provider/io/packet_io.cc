@@ -1,0 +1,59 @@
+// OpenPacketIo and the backend names: design in packet_io.h.
+#include "provider/io/packet_io.h"
+
+#include <utility>
+
+#include "provider/io/impair.h"
+#include "provider/io/udp_io.h"
+#include "provider/io/uring_io.h"
+
+namespace uet::prov {
+namespace {
+
+Result<std::unique_ptr<PacketIo>> OpenBackend(const UdpIoConfig& c) {
+  switch (c.backend) {
+    case IoBackend::kMmsg: {
+      UET_ASSIGN_OR_RETURN(std::unique_ptr<UdpIo> io, UdpIo::Open(c));
+      return std::unique_ptr<PacketIo>(std::move(io));
+    }
+    case IoBackend::kUring: {
+      UET_ASSIGN_OR_RETURN(std::unique_ptr<UringIo> io, UringIo::Open(c));
+      return std::unique_ptr<PacketIo>(std::move(io));
+    }
+    case IoBackend::kAuto: {
+      auto uring = UringIo::Open(c);
+      if (uring.ok()) return std::unique_ptr<PacketIo>(std::move(uring).value());
+      if (uring.error().code != Errc::kUnsupported) return uring.error();
+      UET_ASSIGN_OR_RETURN(std::unique_ptr<UdpIo> io, UdpIo::Open(c));
+      return std::unique_ptr<PacketIo>(std::move(io));
+    }
+  }
+  return Error::InvalidArgument("udp_io config", "backend (auto, mmsg, uring)");
+}
+
+}  // namespace
+
+const char* IoBackendName(IoBackend b) {
+  switch (b) {
+    case IoBackend::kAuto: return "auto";
+    case IoBackend::kMmsg: return "mmsg";
+    case IoBackend::kUring: return "uring";
+  }
+  return "?";
+}
+
+std::optional<IoBackend> ParseIoBackend(std::string_view name) {
+  for (IoBackend b : {IoBackend::kAuto, IoBackend::kMmsg, IoBackend::kUring}) {
+    if (name == IoBackendName(b)) return b;
+  }
+  return std::nullopt;
+}
+
+Result<std::unique_ptr<PacketIo>> OpenPacketIo(const UdpIoConfig& config) {
+  if (config.impair.enabled()) UET_RETURN_IF_ERROR(ImpairIo::Validate(config.impair));
+  UET_ASSIGN_OR_RETURN(std::unique_ptr<PacketIo> io, OpenBackend(config));
+  if (!config.impair.enabled()) return io;
+  return ImpairIo::Wrap(std::move(io), config.impair);
+}
+
+}  // namespace uet::prov

@@ -1,0 +1,87 @@
+// TxRing: the send side every PacketIo backend shares. Queued datagrams wait
+// in preallocated slots; a Flush describes them to the kernel as messages
+// (one msghdr each, in an mmsghdr array), grouping GSO runs. Internal to
+// provider/io/.
+//
+// Design
+//  - `batch` slots of max_datagram bytes in a ring (Push at the tail, Consume
+//    at the head), so a partial send never moves bytes. Each slot has its
+//    iovec, its destination address and the address length, set by Push.
+//  - Build describes the contiguous run of queued slots from the head (a
+//    wrapped ring takes two Builds) as messages. Without GSO a message is one
+//    datagram. With GSO a message is a run of consecutive datagrams to the same
+//    destination address with equal sizes, the last possibly shorter (not
+//    empty), at most kMaxGsoSegments datagrams and kMaxGsoBytes bytes: its
+//    msg_iov spans the run's slot iovecs and a UDP_SEGMENT control message
+//    carries the size. The kernel then cuts the payload back into the same
+//    datagrams, so the receiver cannot tell.
+//  - The messages stay valid until the next Build; Consume does not touch them.
+//
+// Error policy: Push refuses (returns false) a destination the socket's family
+// cannot reach; sizes are checked by the caller. The constructor may throw
+// std::bad_alloc (the backends' Open catches it); nothing else throws.
+//
+// Threading: none.
+#pragma once
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "provider/io/udp_socket.h"
+#include "uet/ip_address.h"
+
+namespace uet::prov::io_internal {
+
+class TxRing {
+ public:
+  static constexpr size_t kMaxGsoSegments = 64;  // UDP_MAX_SEGMENTS of older kernels
+  static constexpr size_t kMaxGsoBytes = 65507;  // the largest IPv4 UDP payload
+
+  // Memory the constructor asks for (for the out-of-memory Error).
+  static size_t Bytes(size_t batch, size_t max_datagram);
+  TxRing(size_t batch, size_t max_datagram);
+
+  size_t count() const { return count_; }
+  bool full() const { return count_ == batch_; }
+
+  // Copies the datagram into the tail slot (bytes.size() <= max_datagram).
+  // False, and nothing queued, when a socket of `family` cannot reach dst.
+  bool Push(int family, const IpAddress& dst, uint16_t port, std::span<const std::byte> bytes);
+
+  // Describes the contiguous queued run from the head as messages; returns how
+  // many (>= 1 when count() > 0). Message i is msgs()[i] and covers
+  // datagrams(i) slots, the first at the head for i = 0.
+  size_t Build(bool gso);
+  mmsghdr* msgs() { return msgs_.data(); }
+  size_t datagrams(size_t msg) const { return msg_datagrams_[msg]; }
+
+  // Frees n slots at the head (sent or dropped).
+  void Consume(size_t n);
+
+ private:
+  // Room for one UDP_SEGMENT control message (a u16).
+  struct alignas(cmsghdr) SegmentCmsg {
+    std::byte bytes[CMSG_SPACE(sizeof(uint16_t))];
+  };
+
+  bool SameDestination(size_t a, size_t b) const;
+
+  size_t batch_;
+  std::unique_ptr<std::byte[]> buf_;  // batch_ * max_datagram_
+  std::vector<iovec> iov_;
+  std::vector<SockAddr> addr_;
+  std::vector<socklen_t> addr_len_;
+  std::vector<mmsghdr> msgs_;
+  std::vector<uint16_t> msg_datagrams_;
+  std::vector<SegmentCmsg> cmsg_;
+  size_t head_ = 0;
+  size_t count_ = 0;
+};
+
+}  // namespace uet::prov::io_internal
