@@ -54,6 +54,23 @@ class TxRing {
   // False, and nothing queued, when a socket of `family` cannot reach dst.
   bool Push(int family, const IpAddress& dst, uint16_t port, std::span<const std::byte> bytes);
 
+  // PacketIo::Queue's policy, the same for every backend: a datagram over
+  // max_datagram, or one that still finds the ring full after `flush`, or an
+  // unreachable destination is refused (false: the caller counts a send
+  // error); a push that fills the ring flushes at once.
+  template <typename Flush>
+  bool Enqueue(int family, size_t max_datagram, const IpAddress& dst, uint16_t port,
+               std::span<const std::byte> bytes, Flush&& flush) {
+    if (bytes.size() > max_datagram) return false;
+    if (full()) {
+      flush();
+      if (full()) return false;  // EAGAIN left the ring full
+    }
+    if (!Push(family, dst, port, bytes)) return false;
+    if (full()) flush();
+    return true;
+  }
+
   // Describes the contiguous queued run from the head as messages; returns how
   // many (>= 1 when count() > 0). Message i is msgs()[i] and covers
   // datagrams(i) slots, the first at the head for i = 0.

@@ -59,22 +59,9 @@ UdpIo::~UdpIo() { close(fd_); }
 size_t UdpIo::queued() const { return tx_->count(); }
 
 void UdpIo::Queue(const IpAddress& dst, uint16_t port, std::span<const std::byte> bytes) {
-  if (bytes.size() > max_datagram_) {
+  if (!tx_->Enqueue(family_, max_datagram_, dst, port, bytes, [this] { Flush(); })) {
     ++stats_.send_errors;
-    return;
   }
-  if (tx_->full()) {
-    Flush();
-    if (tx_->full()) {  // EAGAIN left the ring full
-      ++stats_.send_errors;
-      return;
-    }
-  }
-  if (!tx_->Push(family_, dst, port, bytes)) {
-    ++stats_.send_errors;
-    return;
-  }
-  if (tx_->full()) Flush();
 }
 
 size_t UdpIo::Flush() {

@@ -221,22 +221,9 @@ size_t UringIo::queued() const { return tx_->count(); }
 // ---- Send ----
 
 void UringIo::Queue(const IpAddress& dst, uint16_t port, std::span<const std::byte> bytes) {
-  if (bytes.size() > max_datagram_) {
+  if (!tx_->Enqueue(family_, max_datagram_, dst, port, bytes, [this] { Flush(); })) {
     ++stats_.send_errors;
-    return;
   }
-  if (tx_->full()) {
-    Flush();
-    if (tx_->full()) {  // EAGAIN left the ring full
-      ++stats_.send_errors;
-      return;
-    }
-  }
-  if (!tx_->Push(family_, dst, port, bytes)) {
-    ++stats_.send_errors;
-    return;
-  }
-  if (tx_->full()) Flush();
 }
 
 size_t UringIo::Flush() {

@@ -1,4 +1,4 @@
-// Helpers for the PacketIo tests (udp_io_test, packet_io_test, uring_io_test,
+// Helpers for the PacketIo tests (packet_io_test, uring_io_test,
 // offload_test, impair_test): loopback only (127.0.0.1, ::1 when the host has
 // it). Arrival is awaited with poll() on PacketIo::fd() and a timeout, never
 // with sleeps.

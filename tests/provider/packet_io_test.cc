@@ -225,6 +225,28 @@ TEST_P(PacketIoTest, OpenFailsOnPortInUse) {
       << r.error().ToString();
 }
 
+TEST_P(PacketIoTest, OpenFailsOnAddressNotOnThisHost) {
+  // TEST-NET addresses (RFC 5737); some test hosts hold one of them.
+  IpAddress foreign;
+  bool have = false;
+  for (const char* text : {"192.0.2.1", "198.51.100.1", "203.0.113.1"}) {
+    foreign = *IpAddress::Parse(text);
+    if (!test::IsLocalAddress(foreign)) {
+      have = true;
+      break;
+    }
+  }
+  if (!have) GTEST_SKIP() << "every TEST-NET candidate is local here";
+  auto r = OpenPacketIo(Config(foreign));
+  if (r.ok()) GTEST_SKIP() << "bind to non-local " << foreign.ToString() << " allowed (ip_nonlocal_bind?)";
+  EXPECT_EQ(r.error().code, Errc::kInvalidValue);
+  EXPECT_STREQ(r.error().context, "udp_io bind");
+  EXPECT_EQ(r.error().value, static_cast<uint64_t>(EADDRNOTAVAIL));
+  const std::string text = r.error().ToString();
+  EXPECT_NE(text.find("bind"), std::string::npos) << text;
+  EXPECT_NE(text.find(std::strerror(EADDRNOTAVAIL)), std::string::npos) << text;
+}
+
 TEST_P(PacketIoTest, OpenFailsOnV6AddressNotOnThisHost) {
   SKIP_WITHOUT_V6();
   const IpAddress foreign = *IpAddress::Parse("2001:db8::1");  // documentation prefix
