@@ -135,10 +135,16 @@ int AvOpen(struct fid_domain* domain, struct fi_av_attr* attr, struct fid_av** a
     UET_LOG_WARN(FI_LOG_AV, "uet: fi_av_open: named/shared AVs and flags are not supported\n");
     return -FI_ENOSYS;
   }
+  const int type_raw = RawEnum(attr->type);
+  if (type_raw != FI_AV_UNSPEC && type_raw != FI_AV_TABLE && type_raw != FI_AV_MAP) {
+    UET_LOG_WARN(FI_LOG_AV, "uet: fi_av_open: unknown AV type %d (UNSPEC, MAP, TABLE)\n",
+                 type_raw);
+    return -FI_EINVAL;
+  }
   Av* a = new (std::nothrow) Av();
   if (a == nullptr) return -FI_ENOMEM;
   a->domain = Owner<Domain>(domain);
-  a->type = attr->type == FI_AV_UNSPEC ? FI_AV_TABLE : attr->type;
+  a->type = type_raw == FI_AV_UNSPEC ? FI_AV_TABLE : attr->type;
   InitFid(&a->fid.fid, FI_CLASS_AV, context, &g_av_fi_ops);
   a->fid.ops = &g_av_ops;
   {

@@ -159,17 +159,18 @@ struct fi_ops_cntr g_cntr_ops = {
 int CntrOpen(struct fid_domain* domain, struct fi_cntr_attr* attr, struct fid_cntr** cntr,
              void* context) {
   if (domain == nullptr || cntr == nullptr) return -FI_EINVAL;
-  if (attr != nullptr && attr->events != FI_CNTR_EVENTS_COMP) {
+  if (attr != nullptr && RawEnum(attr->events) != FI_CNTR_EVENTS_COMP) {
     UET_LOG_WARN(FI_LOG_CNTR, "uet: fi_cntr_open: events %d (only FI_CNTR_EVENTS_COMP)\n",
-                 static_cast<int>(attr->events));
+                 RawEnum(attr->events));
     return -FI_ENOSYS;
   }
-  const fi_wait_obj wait = attr != nullptr ? attr->wait_obj : FI_WAIT_NONE;
-  if (wait != FI_WAIT_NONE && wait != FI_WAIT_UNSPEC && wait != FI_WAIT_FD) {
+  const int wait_raw = attr != nullptr ? RawEnum(attr->wait_obj) : FI_WAIT_NONE;
+  if (wait_raw != FI_WAIT_NONE && wait_raw != FI_WAIT_UNSPEC && wait_raw != FI_WAIT_FD) {
     UET_LOG_WARN(FI_LOG_CNTR, "uet: fi_cntr_open: wait object %d (NONE, UNSPEC, FD)\n",
-                 static_cast<int>(wait));
+                 wait_raw);
     return -FI_ENOSYS;
   }
+  const auto wait = static_cast<fi_wait_obj>(wait_raw);
   Cntr* c = new (std::nothrow) Cntr();
   if (c == nullptr) return -FI_ENOMEM;
   c->domain = Owner<Domain>(domain);

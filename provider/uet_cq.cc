@@ -187,15 +187,15 @@ void CqProgress(Cq& cq) {
 int CqOpen(struct fid_domain* domain, struct fi_cq_attr* attr, struct fid_cq** cq,
            void* context) {
   if (domain == nullptr || attr == nullptr || cq == nullptr) return -FI_EINVAL;
-  if (attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC &&
-      attr->wait_obj != FI_WAIT_FD) {
+  const int wait_raw = RawEnum(attr->wait_obj);
+  if (wait_raw != FI_WAIT_NONE && wait_raw != FI_WAIT_UNSPEC && wait_raw != FI_WAIT_FD) {
     UET_LOG_WARN(FI_LOG_CQ, "uet: fi_cq_open: wait object %d not supported (NONE, UNSPEC, FD)\n",
-                 static_cast<int>(attr->wait_obj));
+                 wait_raw);
     return -FI_ENOSYS;
   }
-  if (attr->format > FI_CQ_FORMAT_TAGGED) {
-    UET_LOG_WARN(FI_LOG_CQ, "uet: fi_cq_open: unknown format %d\n",
-                 static_cast<int>(attr->format));
+  const int format_raw = RawEnum(attr->format);
+  if (format_raw < FI_CQ_FORMAT_UNSPEC || format_raw > FI_CQ_FORMAT_TAGGED) {
+    UET_LOG_WARN(FI_LOG_CQ, "uet: fi_cq_open: unknown format %d\n", format_raw);
     return -FI_EINVAL;
   }
   Cq* c = new (std::nothrow) Cq();

@@ -354,10 +354,11 @@ struct fi_ops_cm g_msg_cm_ops = {
 int EndpointOpen(struct fid_domain* domain, struct fi_info* info, struct fid_ep** ep,
                  void* context) {
   if (domain == nullptr || info == nullptr || ep == nullptr) return -FI_EINVAL;
-  const fi_ep_type type = info->ep_attr != nullptr ? info->ep_attr->type : FI_EP_RDM;
-  if (type != FI_EP_RDM && type != FI_EP_MSG && type != FI_EP_DGRAM) {
+  const int type_raw = info->ep_attr != nullptr ? RawEnum(info->ep_attr->type) : FI_EP_RDM;
+  const auto type = static_cast<fi_ep_type>(type_raw);
+  if (type_raw != FI_EP_RDM && type_raw != FI_EP_MSG && type_raw != FI_EP_DGRAM) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_endpoint: endpoint type %d not supported\n",
-                 static_cast<int>(type));
+                 type_raw);
     return -FI_ENOPROTOOPT;
   }
   Endpoint* e = new (std::nothrow) Endpoint();

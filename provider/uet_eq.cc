@@ -211,9 +211,10 @@ void EqPushError(Eq& eq, const struct fi_eq_err_entry& err, std::vector<uint8_t>
 int EqOpen(struct fid_fabric* fabric, struct fi_eq_attr* attr, struct fid_eq** eq,
            void* context) {
   if (fabric == nullptr || eq == nullptr) return -FI_EINVAL;
-  if (attr != nullptr && attr->wait_obj != FI_WAIT_NONE && attr->wait_obj != FI_WAIT_UNSPEC) {
+  if (attr != nullptr && RawEnum(attr->wait_obj) != FI_WAIT_NONE &&
+      RawEnum(attr->wait_obj) != FI_WAIT_UNSPEC) {
     UET_LOG_WARN(FI_LOG_EQ, "uet: fi_eq_open: wait object %d not supported (NONE, UNSPEC)\n",
-                 static_cast<int>(attr->wait_obj));
+                 RawEnum(attr->wait_obj));
     return -FI_ENOSYS;
   }
   Eq* e = new (std::nothrow) Eq();

@@ -168,15 +168,6 @@ class Rejector {
 
 // ---- hint matching ----
 
-// An enum field of the application's hints as an int: C code may store any
-// value there, and loading an out-of-range value as the enum type is UB.
-template <typename E>
-int RawEnum(const E& e) {
-  std::underlying_type_t<E> v;
-  std::memcpy(&v, &e, sizeof v);
-  return static_cast<int>(v);
-}
-
 // fi_getinfo(3) defaults: FI_MSG/FI_TAGGED without a direction mean both;
 // FI_RMA/FI_ATOMIC without FI_READ/FI_WRITE/FI_REMOTE_READ/FI_REMOTE_WRITE
 // mean all four; neither FI_LOCAL_COMM nor FI_REMOTE_COMM means whatever

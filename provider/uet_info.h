@@ -85,8 +85,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "ses/endpoint.h"
 #include "uet/endpoint_address.h"
@@ -94,6 +96,15 @@
 #include "uet/result.h"
 
 namespace uet::prov {
+
+// An enum field of an application's struct as an int: C code may store any
+// value there, and loading an out-of-range value as the enum type is UB.
+template <typename E>
+int RawEnum(const E& e) {
+  std::underlying_type_t<E> v;
+  std::memcpy(&v, &e, sizeof v);
+  return static_cast<int>(v);
+}
 
 inline constexpr const char* kProviderName = "uet";
 inline constexpr const char* kFabricName = "uet";

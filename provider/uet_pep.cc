@@ -261,7 +261,7 @@ int PepFd(Pep& pep) {
 int PassiveEndpointOpen(struct fid_fabric* fabric, struct fi_info* info, struct fid_pep** pep,
                         void* context) {
   if (fabric == nullptr || info == nullptr || pep == nullptr) return -FI_EINVAL;
-  if (info->ep_attr != nullptr && info->ep_attr->type != FI_EP_MSG) {
+  if (info->ep_attr != nullptr && RawEnum(info->ep_attr->type) != FI_EP_MSG) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_passive_ep: info is not FI_EP_MSG\n");
     return -FI_EINVAL;
   }

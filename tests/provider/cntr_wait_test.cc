@@ -127,10 +127,38 @@ TEST_F(CntrApi, BindingRefusesRemoteCountersAndBadFlags) {
   EXPECT_EQ(fi_ep_bind(e.ep, &c.cntr->fid, FI_REMOTE_WRITE), -FI_EOPNOTSUPP);
   EXPECT_EQ(fi_ep_bind(e.ep, &c.cntr->fid, 0), -FI_EBADFLAGS);
   fi_cntr_attr attr{};
-  attr.events = static_cast<fi_cntr_events>(99);
+  StoreRawEnum(attr.events, 99);
   fid_cntr* bad = nullptr;
   EXPECT_EQ(fi_cntr_open(a_.domain, &attr, &bad, nullptr), -FI_ENOSYS);
   e.Close();
+}
+
+TEST_F(CntrApi, OutOfRangeEnumsInAttributesAreRefused) {
+  // C applications can store any int in an enum field; the provider must
+  // refuse it with an error, not read it as the enum (UBSan checks this).
+  fi_cq_attr cq_attr{};
+  StoreRawEnum(cq_attr.format, 77);
+  fid_cq* cq = nullptr;
+  EXPECT_EQ(fi_cq_open(a_.domain, &cq_attr, &cq, nullptr), -FI_EINVAL);
+  cq_attr = {};
+  StoreRawEnum(cq_attr.wait_obj, 77);
+  EXPECT_EQ(fi_cq_open(a_.domain, &cq_attr, &cq, nullptr), -FI_ENOSYS);
+  fi_av_attr av_attr{};
+  StoreRawEnum(av_attr.type, 77);
+  fid_av* av = nullptr;
+  EXPECT_EQ(fi_av_open(a_.domain, &av_attr, &av, nullptr), -FI_EINVAL);
+  fi_cntr_attr cntr_attr{};
+  StoreRawEnum(cntr_attr.wait_obj, 77);
+  fid_cntr* cntr = nullptr;
+  EXPECT_EQ(fi_cntr_open(a_.domain, &cntr_attr, &cntr, nullptr), -FI_ENOSYS);
+  InfoPtr info(fi_dupinfo(a_.info.get()));
+  StoreRawEnum(info->ep_attr->type, 77);
+  fid_ep* ep = nullptr;
+  EXPECT_EQ(fi_endpoint(a_.domain, info.get(), &ep, nullptr), -FI_ENOPROTOOPT);
+  EXPECT_EQ(cq, nullptr);
+  EXPECT_EQ(av, nullptr);
+  EXPECT_EQ(cntr, nullptr);
+  EXPECT_EQ(ep, nullptr);
 }
 
 TEST_F(CntrApi, WaitFdWakesForACompletionAfterTrywait) {

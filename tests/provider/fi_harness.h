@@ -15,6 +15,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace uet::fitest {
@@ -93,6 +94,14 @@ struct InfoDeleter {
 using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 
 // memcmp that takes empty ranges (whose pointers may be NULL).
+// Stores any int in a C enum field, as a C application may (a cast to the
+// enum type would itself be out of range).
+template <typename E>
+void StoreRawEnum(E& field, int value) {
+  std::underlying_type_t<E> v = static_cast<std::underlying_type_t<E>>(value);
+  std::memcpy(&field, &v, sizeof v);
+}
+
 inline int Memcmp(const void* a, const void* b, size_t n) { return n == 0 ? 0 : std::memcmp(a, b, n); }
 
 inline std::vector<uint8_t> Pattern(size_t n, unsigned seed) {
