@@ -17,9 +17,11 @@ cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUET_BUI
 cmake --build build/release -j "$jobs"
 ctest --test-dir build/release --output-on-failure -j "$jobs"
 
+echo "== gcc release done at ${SECONDS} s"
 echo "== build 2/2: clang ASan+UBSan, with fuzzers (${fuzz_seconds} s each)"
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DUET_SANITIZE=ON -DUET_FUZZ=ON -DUET_BUILD_TESTS=ON -DUET_FUZZ_SECONDS="$fuzz_seconds" >/dev/null
 cmake --build build/asan -j "$jobs"
 ctest --test-dir build/asan --output-on-failure -j "$jobs"
+echo "== all passed in ${SECONDS} s"
