@@ -29,29 +29,20 @@ class SesTimeout : public SimTest {};
 // A raw engine `e` sends b packets of a 3000-byte send and then goes silent;
 // b reads e's memory, which e ACKs and never serves.
 TEST_F(SesTimeout, SilentPeersFailExactlyMessageTimeoutAfterTheirLastActivity) {
-  EventLoop loop;
-  EngineHost e(Fep(1), seed_.Derive("e"));
-  SesHost b(Fep(2), seed_.Derive("b"));
-  ASSERT_TRUE(e.ok() && b.ok());
-  PointToPoint net(loop, e, b, LinkConfig{});
+  RawToSes r(seed_);
+  ASSERT_TRUE(r.e.ok() && r.b.ok());
+  EngineHost& e = r.e;
+  SesHost& b = r.b;
+  EventLoop& loop = r.loop;
   std::vector<TimePoint> at_b;  // arrivals of e's packets at b
-  std::vector<TimePoint> at_e;  // arrivals of b's packets at e
-  net.set_delivery_observer([&](TimePoint now, const Host& to, const Packet&) {
-    (&to == &b ? at_b : at_e).push_back(now);
+  r.net.set_delivery_observer([&](TimePoint now, const Host& to, const Packet&) {
+    if (&to == &b) at_b.push_back(now);
   });
   const uint32_t initiator = e.address().ip.v4();
   const auto submit = [&](uint64_t token, const ses::StandardRequest& h, size_t n) {
-    const pds::SubmitRequest req{.dst = b.address(),
-                                 .mode = pds::PdsMode::kRud,
-                                 .job = JobId(42),
-                                 .tc = 0,
-                                 .token = token,
-                                 .next_hdr = pds::NextHeader::kSesStandardRequest,
-                                 .ack_request = true,
-                                 .reverse_of = kNoPdc};
     const auto bytes = SesBytes(ses::StandardRequestHeaders{.header = h, .extension = {}},
                                 PatternBytes(n, token));
-    ASSERT_TRUE(e.Submit(req, bytes).ok());
+    ASSERT_TRUE(r.Submit(token, bytes).ok());
   };
   std::vector<std::byte> buf(3000);
   ASSERT_TRUE(b.PostRecv(Recv(buf, 1), false).ok());
