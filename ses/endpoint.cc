@@ -131,28 +131,66 @@ void Endpoint::OnTimer(TimePoint now) {
 
 TimePoint Endpoint::NextDeadline() const {
   TimePoint next = pds_->NextDeadline();
-  for (const auto& [id, m] : state_->messages) {
-    if (!m->eager_done()) next = std::min(next, m->last_activity + config_.message_timeout);
+  // Amortised O(1): an entry that stopped waiting is dropped once, here or in
+  // ExpireSilent (the set is a cache of the scan; dropping keeps it exact).
+  auto& timeouts = state_->timeouts;
+  while (!timeouts.empty() && !Waiting(timeouts.begin()->second)) {
+    timeouts.erase(timeouts.begin());
   }
-  for (const auto& [id, op] : state_->ops) {
-    if (op->all_resolved() && op->got_bytes < op->expect_bytes) {
-      next = std::min(next, op->last_progress + config_.message_timeout);
-    }
-  }
+  if (!timeouts.empty()) next = std::min(next, timeouts.begin()->first);
   return next;
+}
+
+// ---- silence timeouts ----
+
+bool Endpoint::Waiting(const TimeoutKey& key) const {
+  if (!key.op) {
+    auto m = state_->messages.find(key.id);
+    return m != state_->messages.end() && !m->second->eager_done();
+  }
+  auto o = state_->ops.find(key.id);
+  return o != state_->ops.end() && o->second->all_resolved() &&
+         o->second->got_bytes < o->second->expect_bytes;
+}
+
+void Endpoint::ForgetTimeout(const TimeoutKey& key, TimePoint last_activity) {
+  state_->timeouts.erase({last_activity + config_.message_timeout, key});
+}
+
+void Endpoint::TouchMessage(RxMessage& m) {
+  const TimeoutKey key{.op = false, .id = m.id};
+  ForgetTimeout(key, m.last_activity);
+  m.last_activity = state_->now;
+  state_->timeouts.insert({m.last_activity + config_.message_timeout, key});
+}
+
+void Endpoint::TouchOp(uint64_t id, TxOp& op) {
+  const TimeoutKey key{.op = true, .id = id};
+  ForgetTimeout(key, op.last_progress);
+  op.last_progress = state_->now;
+  state_->timeouts.insert({op.last_progress + config_.message_timeout, key});
+}
+
+std::vector<uint64_t> Endpoint::DueTimeouts(TimePoint now, bool ops) {
+  std::vector<uint64_t> due;
+  auto& timeouts = state_->timeouts;
+  for (auto it = timeouts.begin(); it != timeouts.end() && it->first <= now;) {
+    if (!Waiting(it->second)) {
+      it = timeouts.erase(it);
+      continue;
+    }
+    if (it->second.op == ops) due.push_back(it->second.id);
+    ++it;
+  }
+  std::sort(due.begin(), due.end());
+  return due;
 }
 
 // A message or a read silent for message_timeout: its peer is gone (PDS has
 // given up on it long before).
 void Endpoint::ExpireSilent() {
   const TimePoint now = state_->now;
-  std::vector<uint64_t> stale;
-  for (const auto& [id, m] : state_->messages) {
-    if (now >= m->last_activity + config_.message_timeout && !m->eager_done()) {
-      stale.push_back(id);
-    }
-  }
-  for (uint64_t id : stale) {
+  for (uint64_t id : DueTimeouts(now, false)) {
     RxMessage& m = *state_->messages.at(id);
     ++counters_.messages_timed_out;
     if (m.where == RxMessage::Where::kMatched) {
@@ -160,14 +198,7 @@ void Endpoint::ExpireSilent() {
     }
     RemoveMessage(id);
   }
-  std::vector<uint64_t> silent_ops;
-  for (const auto& [id, op] : state_->ops) {
-    if (op->all_resolved() && op->got_bytes < op->expect_bytes &&
-        now >= op->last_progress + config_.message_timeout) {
-      silent_ops.push_back(id);
-    }
-  }
-  for (uint64_t id : silent_ops) {
+  for (uint64_t id : DueTimeouts(now, true)) {
     TxOp& op = *state_->ops.at(id);
     ++counters_.messages_timed_out;
     SetError(op, CompletionStatus::kRemoteError, ReturnCode::kUndeliverable);
@@ -200,7 +231,7 @@ void Endpoint::OnSendComplete(uint64_t token, const pds::Completion& completion)
   TxOp& op = *it->second;
   --state_->inflight_packets;
   ++op.resolved;
-  op.last_progress = state_->now;
+  TouchOp(token, op);
   if (completion.response_hdr != pds::NextHeader::kNone) {
     OnResponse(op, completion.response_hdr, completion.response);
   }

@@ -226,6 +226,7 @@ struct SesCounters {
 struct TxOp;
 struct RxMessage;
 struct RequestView;
+struct TimeoutKey;
 
 class Endpoint final : private pds::Delivery {
  public:
@@ -265,6 +266,9 @@ class Endpoint final : private pds::Delivery {
   void OnPacket(TimePoint now, const FabricAddress& from, std::span<const std::byte> bytes,
                 pds::RxMeta meta = {});
   void OnTimer(TimePoint now);
+  // When OnTimer must run next: the PDS engine's deadline and the earliest
+  // message_timeout of a silent peer. The SES part is amortised O(1) (no
+  // scan of messages or operations); the provider calls it every pass.
   TimePoint NextDeadline() const;
 
   const SesCounters& counters() const { return counters_; }
@@ -328,6 +332,19 @@ class Endpoint final : private pds::Delivery {
   void RemoveMessage(uint64_t id);
   void ReportReleased(RecvQueue& q, bool tagged);
   void ExpireSilent();
+  // Activity now: the silence deadline of message `m` / op `id` moves.
+  void TouchMessage(RxMessage& m);
+  void TouchOp(uint64_t id, TxOp& op);
+  // The timeout entry of a message or op leaves (it is being removed).
+  void ForgetTimeout(const TimeoutKey& key, TimePoint last_activity);
+  // Whether `key` still waits for its peer: a message missing some of its own
+  // packets, or an op whose packets are all resolved and whose data has not
+  // all come back.
+  bool Waiting(const TimeoutKey& key) const;
+  // The keys at the front of `timeouts` that wait and are due at `now`, of
+  // messages (ops: `ops`), in ID order; entries that stopped waiting are
+  // dropped on the way.
+  std::vector<uint64_t> DueTimeouts(TimePoint now, bool ops);
 
   // pds::Delivery
   pds::SesResponse OnRequest(const pds::RxRequest& request,

@@ -197,8 +197,8 @@ Status Endpoint::StartOp(std::unique_ptr<TxOp> op) {
     op->job = config_.job;
   }
   op->total_packets = PacketsFor(op->payload.size(), config_.payload_bytes);
-  op->last_progress = st.now;
   const uint64_t id = st.next_op_id++;
+  TouchOp(id, *op);
   if (op->role != TxOp::Role::kServedRead) st.op_by_msg_id[op->msg_id.value()] = id;
   if (op->rdv_key) st.rdv_op_by_key[*op->rdv_key] = id;
   if (op->role == TxOp::Role::kUser) ++counters_.messages_sent;
@@ -424,7 +424,7 @@ pds::SesResponse Endpoint::OnReadData(std::span<const std::byte> ses_and_payload
     std::memcpy(op.into.data() + h.message_offset, data.data(), fit);
   }
   op.got_bytes += data.size();
-  op.last_progress = st.now;
+  TouchOp(id, op);
   MaybeFinish(id);
   return {};
 }
@@ -436,6 +436,7 @@ void Endpoint::MaybeFinish(uint64_t id) {
   TxOp& op = *it->second;
   if (!op.all_resolved()) return;
   if (op.ok() && (op.got_bytes < op.expect_bytes || op.rdv_remaining > 0)) return;
+  ForgetTimeout(TimeoutKey{.op = true, .id = id}, op.last_progress);
   std::unique_ptr<TxOp> done = std::move(it->second);
   st.ops.erase(it);
   if (done->role != TxOp::Role::kServedRead) {
@@ -497,7 +498,7 @@ void Endpoint::CreditRendezvous(uint64_t key, uint64_t bytes, const TxOp* failed
   } else {
     op.rdv_remaining -= std::min(op.rdv_remaining, bytes);
   }
-  op.last_progress = st.now;
+  TouchOp(id, op);
   MaybeFinish(id);
 }
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <tuple>
 #include <utility>
@@ -103,6 +104,14 @@ struct RxMessage {
   bool eager_done() const { return som_seen && bytes_seen >= eager_length; }
 };
 
+// A message or an operation whose peer may fall silent (message_timeout):
+// what Endpoint::State::timeouts orders.
+struct TimeoutKey {
+  bool op = false;  // false: an RxMessage, true: a TxOp
+  uint64_t id = 0;
+  friend auto operator<=>(const TimeoutKey&, const TimeoutKey&) = default;
+};
+
 struct Endpoint::State {
   TimePoint now;
   int depth = 0;
@@ -132,6 +141,15 @@ struct Endpoint::State {
   // Messages still receiving packets, by {source address, initiator, message ID}.
   using MessageKey = std::tuple<FabricAddress, uint32_t, uint16_t>;
   std::map<MessageKey, uint64_t> message_by_key;
+
+  // ---- silence timeouts ----
+  // {last activity + message_timeout, key}: at most one entry per message or
+  // op, moved by Touch*, removed with the message or op. It holds every one
+  // that waits for its peer (Waiting), and may hold some that stopped: those
+  // are dropped when met at the front. Nothing starts waiting again without a
+  // Touch, so none is lost. NextDeadline and ExpireSilent read the front
+  // instead of scanning every message and op.
+  std::set<std::pair<TimePoint, TimeoutKey>> timeouts;
 
   State(const EndpointConfig& c)
       : untagged(false, c.max_posted_recvs),

@@ -155,7 +155,7 @@ pds::SesResponse Endpoint::HandleSend(const pds::RxRequest& rx, const RequestVie
     if (!single) st.message_by_key[key] = m->id;
     fresh = true;
   }
-  m->last_activity = st.now;
+  TouchMessage(*m);
   const auto refuse_no_room = [&]() {
     ++counters_.unexpected_refused;
     if (fresh) RemoveMessage(m->id);
@@ -325,6 +325,7 @@ void Endpoint::RemoveMessage(uint64_t id) {
   if (it == st.messages.end()) return;
   RxMessage& m = *it->second;
   ReleaseStore(m);
+  ForgetTimeout(TimeoutKey{.op = false, .id = id}, m.last_activity);
   auto k = st.message_by_key.find({m.source.addr, m.source.initiator, m.msg_id.value()});
   if (k != st.message_by_key.end() && k->second == id) st.message_by_key.erase(k);
   st.messages.erase(it);
@@ -446,7 +447,7 @@ pds::SesResponse Endpoint::HandleWrite(const pds::RxRequest& rx, const RequestVi
       st.message_by_key[key] = m->id;
     }
     if (m->where == RxMessage::Where::kWrite) {
-      m->last_activity = st.now;
+      TouchMessage(*m);
       if (v.som()) {
         m->som_seen = true;
         m->cq_data = v.header_data;

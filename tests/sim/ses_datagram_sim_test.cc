@@ -304,23 +304,14 @@ TEST_F(SesDatagram, FullUnexpectedStoreDropsAndCountsWithoutANack) {
 
 // A raw PDS engine sends b requests over UUD that SendDatagram never makes.
 TEST_F(SesDatagram, OverUudOnlyASinglePacketSendIsTaken) {
-  EventLoop loop;
-  EngineHost e(Fep(1), seed_.Derive("e"));
-  SesHost b(Fep(2), seed_.Derive("b"));
-  ASSERT_TRUE(e.ok() && b.ok());
-  PointToPoint net(loop, e, b, LinkConfig{});
+  RawToSes r(seed_);
+  ASSERT_TRUE(r.e.ok() && r.b.ok());
+  EngineHost& e = r.e;
+  SesHost& b = r.b;
   using ses::RequestOpcode;
   const uint32_t initiator = e.address().ip.v4();
   const auto submit = [&](uint64_t token, pds::PdsMode mode, std::span<const std::byte> bytes) {
-    const pds::SubmitRequest req{.dst = b.address(),
-                                 .mode = mode,
-                                 .job = JobId(42),
-                                 .tc = 0,
-                                 .token = token,
-                                 .next_hdr = pds::NextHeader::kSesStandardRequest,
-                                 .ack_request = true,
-                                 .reverse_of = kNoPdc};
-    EXPECT_TRUE(e.Submit(req, bytes).ok());
+    EXPECT_TRUE(r.Submit(token, bytes, mode).ok());
   };
   const auto standard = [&](const ses::StandardRequest& h, size_t n,
                             ses::RequestExtension ext = {}) {
@@ -350,7 +341,7 @@ TEST_F(SesDatagram, OverUudOnlyASinglePacketSendIsTaken) {
   wrong_pid.common.pid_on_fep = PidOnFep(8);
   submit(4, pds::PdsMode::kUud, standard(wrong_pid, 8));
   submit(5, pds::PdsMode::kUud, std::vector<std::byte>(7, std::byte{0xFF}));
-  RunIdle(loop);
+  RunIdle(r.loop);
   const ses::SesCounters& c = b.endpoint().counters();
   EXPECT_EQ(c.datagrams_dropped, 5u);
   EXPECT_EQ(c.datagrams_received, 0u);
@@ -363,7 +354,7 @@ TEST_F(SesDatagram, OverUudOnlyASinglePacketSendIsTaken) {
   const auto dgram =
       standard(RawStandard(RequestOpcode::kDatagramSend, true, true, initiator, 6, 0, 20), 20);
   submit(6, pds::PdsMode::kUud, dgram);
-  RunIdle(loop);
+  RunIdle(r.loop);
   ASSERT_EQ(b.count_by_context[1], 1);
   EXPECT_EQ(b.by_context[1].status, CompletionStatus::kOk);
   EXPECT_TRUE(SameBytes(std::span(buf).first(20), Data(20, 6)));
@@ -372,7 +363,7 @@ TEST_F(SesDatagram, OverUudOnlyASinglePacketSendIsTaken) {
 
   // ... and over RUD it is refused (legal over UUD only).
   submit(7, pds::PdsMode::kRud, dgram);
-  RunIdle(loop);
+  RunIdle(r.loop);
   EXPECT_EQ(c.refused_by_rc[static_cast<uint8_t>(ses::ReturnCode::kUnsupportedOp)], 1u);
 }
 

@@ -630,7 +630,7 @@ TEST_F(SesResource, MalformedRequestsAreAnsweredAndDoNoHarm) {
   std::vector<std::byte> buf = GuardedBuffer(good.size());
   ASSERT_TRUE(b.PostRecv(Recv(std::span(buf).first(good.size()), 9, kTag), true).ok());
   ses::StandardRequest h = RawStandard(ses::RequestOpcode::kTaggedSend, true, true,
-                                    e.address().ip.v4(), 500, kTag, 200);
+                                       e.address().ip.v4(), 500, kTag, 200);
   submit(9999, pds::NextHeader::kSesStandardRequest,
          SesBytes(ses::StandardRequestHeaders{.header = h, .extension = {}}, good));
   RunFor(loop, std::chrono::milliseconds(10));

@@ -155,6 +155,31 @@ inline ses::StandardRequest RawStandard(ses::RequestOpcode op, bool som, bool eo
   return h;
 }
 
+// A raw PDS engine `e` and a SES host `b` on one link: for requests the
+// initiator API never makes.
+struct RawToSes {
+  explicit RawToSes(const SimSeed& seed)
+      : e(Fep(1), seed.Derive("e")), b(Fep(2), seed.Derive("b")), net(loop, e, b, LinkConfig{}) {}
+  // e submits `bytes` (SES header and payload) to b; the JobID is SesTestConfig's.
+  Status Submit(uint64_t token, std::span<const std::byte> bytes,
+                pds::PdsMode mode = pds::PdsMode::kRud,
+                pds::NextHeader next_hdr = pds::NextHeader::kSesStandardRequest) {
+    return e.Submit(pds::SubmitRequest{.dst = b.address(),
+                                       .mode = mode,
+                                       .job = JobId(42),
+                                       .tc = 0,
+                                       .token = token,
+                                       .next_hdr = next_hdr,
+                                       .ack_request = true,
+                                       .reverse_of = kNoPdc},
+                    bytes);
+  }
+  EventLoop loop;
+  EngineHost e;
+  SesHost b;
+  PointToPoint net;
+};
+
 // Two SES hosts on one point-to-point link, optionally impaired both ways.
 struct TwoHosts {
   TwoHosts(const SimSeed& seed, const ses::EndpointConfig& config_a,
