@@ -7,11 +7,14 @@
 #include "provider/cm/cm_message.h"
 
 namespace uet::prov {
+namespace {
+unsigned long long ULL(uint64_t v) { return static_cast<unsigned long long>(v); }
+}  // namespace
 
 Result<std::unique_ptr<Progress>> Progress::Create(Endpoint& ep,
                                                    const ses::EndpointConfig& config,
                                                    const UdpIoConfig& io_config) {
-  UET_ASSIGN_OR_RETURN(std::unique_ptr<UdpIo> io, UdpIo::Open(io_config));
+  UET_ASSIGN_OR_RETURN(std::unique_ptr<PacketIo> io, OpenPacketIo(io_config));
   std::random_device rd;
   const uint64_t seed = (uint64_t{rd()} << 32) ^ rd();
   std::unique_ptr<Progress> p(new Progress(ep, std::move(io), seed));
@@ -25,10 +28,21 @@ Result<std::unique_ptr<Progress>> Progress::Create(Endpoint& ep,
   return p;
 }
 
-Progress::Progress(Endpoint& ep, std::unique_ptr<UdpIo> io, uint64_t seed)
+Progress::Progress(Endpoint& ep, std::unique_ptr<PacketIo> io, uint64_t seed)
     : ep_(ep), io_(std::move(io)), random_(seed) {}
 
-Progress::~Progress() = default;
+Progress::~Progress() {
+  // What the socket saw, for whoever runs with FI_LOG_LEVEL=info: datagrams
+  // lost on our side are counted, never silent.
+  const PacketIo::Stats s = io_->stats();
+  UET_LOG_INFO(FI_LOG_EP_DATA,
+               "uet: endpoint port %u closed (%s): sent %llu, received %llu, send errors %llu, "
+               "truncated %llu, GSO sends %llu, GRO receives %llu, impairment dropped %llu "
+               "duplicated %llu reordered %llu\n",
+               io_->local_port(), io_->backend_name(), ULL(s.sent), ULL(s.received),
+               ULL(s.send_errors), ULL(s.truncated), ULL(s.gso_sends), ULL(s.gro_receives),
+               ULL(s.impair_dropped), ULL(s.impair_duplicated), ULL(s.impair_reordered));
+}
 
 TimePoint Progress::Now() const {
   struct timespec ts;

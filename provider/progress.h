@@ -3,8 +3,8 @@
 // turns SES completions into CQ entries (spec-notes/provider.md).
 //
 //   fi_send/fi_recv/... -> Progress::Start* -> ses::Endpoint -> PacketSink::Send
-//        -> UdpIo::Queue ... Flush
-//   fi_cq_read -> Progress::Run: UdpIo::Poll -> ses::Endpoint::OnPacket,
+//        -> PacketIo::Queue ... Flush
+//   fi_cq_read -> Progress::Run: PacketIo::Poll -> ses::Endpoint::OnPacket,
 //        OnTimer when due, Flush -> ses completions -> OnCompletion -> CQ
 //
 // Runs with the domain mutex held (uet_prov.h); never blocks.
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "pds/engine.h"
-#include "provider/io/udp_io.h"
+#include "provider/io/packet_io.h"
 #include "provider/uet_prov.h"
 #include "ses/endpoint.h"
 #include "uet/environment.h"
@@ -59,6 +59,8 @@ class Progress final : public pds::PacketSink, public ses::EndpointEvents {
   }
   void CountDroppedCm() { ++dropped_cm_; }
   uint64_t dropped_cm() const { return dropped_cm_; }
+  const char* io_backend() const { return io_->backend_name(); }
+  PacketIo::Stats io_stats() const { return io_->stats(); }
 
   // Registers an operation; its id is the SES context.
   uint64_t AddOp(OpRecord op);
@@ -69,7 +71,7 @@ class Progress final : public pds::PacketSink, public ses::EndpointEvents {
   uint64_t FindRecv(void* user_context, bool* tagged) const;
 
  private:
-  Progress(Endpoint& ep, std::unique_ptr<UdpIo> io, uint64_t seed);
+  Progress(Endpoint& ep, std::unique_ptr<PacketIo> io, uint64_t seed);
   // pds::PacketSink
   void Send(const FabricAddress& dst, std::span<const std::byte> packet) override;
   // ses::EndpointEvents
@@ -80,7 +82,7 @@ class Progress final : public pds::PacketSink, public ses::EndpointEvents {
   Cntr* CounterFor(uint64_t flags) const;
 
   Endpoint& ep_;
-  std::unique_ptr<UdpIo> io_;
+  std::unique_ptr<PacketIo> io_;
   SeededRandom random_;
   std::unique_ptr<ses::Endpoint> ses_;
   uint64_t next_op_ = 1;

@@ -139,17 +139,19 @@ int EnableEndpoint(Endpoint& ep) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: bind an AV first\n");
     return -FI_ENOAV;
   }
-  UdpIoConfig io;
-  io.bind_addr = ep.local.fabric_address;
-  io.port = ep.local.udp_port;
+  Result<UdpIoConfig> io = IoConfigFromParams(ep.local.fabric_address, ep.local.udp_port);
+  if (!io.ok()) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: %s\n", io.error().ToString().c_str());
+    return -FI_EINVAL;
+  }
   ses::EndpointConfig config = SesConfigFor(ep);
   // The initiator ID is the UDP port: unique among the endpoints of a host.
-  Result<std::unique_ptr<Progress>> p = Progress::Create(ep, config, io);
+  Result<std::unique_ptr<Progress>> p = Progress::Create(ep, config, *io);
   if (!p.ok()) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: cannot open UDP %s port %u: %s\n",
                  ep.local.fabric_address.ToString().c_str(), ep.local.udp_port,
                  p.error().ToString().c_str());
-    return -FI_EADDRINUSE;
+    return FiErrorOfIoOpen(p.error());
   }
   ep.progress = std::move(*p);
   ep.local.udp_port = ep.progress->port();

@@ -8,7 +8,7 @@
 #include <new>
 
 #include "provider/cm/cm_message.h"
-#include "provider/io/udp_io.h"
+#include "provider/io/packet_io.h"
 #include "provider/uet_prov.h"
 
 namespace uet::prov {
@@ -51,15 +51,17 @@ int PepListen(struct fid_pep* fid) {
   {
     std::lock_guard lock(pep.mu);
     if (pep.io) return FI_SUCCESS;
-    UdpIoConfig c;
-    c.bind_addr = pep.local.fabric_address;
-    c.port = pep.local.udp_port;
-    c.batch = 16;
-    auto io = UdpIo::Open(c);
+    Result<UdpIoConfig> c = IoConfigFromParams(pep.local.fabric_address, pep.local.udp_port);
+    if (!c.ok()) {
+      UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_listen: %s\n", c.error().ToString().c_str());
+      return -FI_EINVAL;
+    }
+    c->batch = 16;
+    auto io = OpenPacketIo(*c);
     if (!io.ok()) {
       UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_listen on %s: %s\n", pep.local.ToString().c_str(),
                    io.error().ToString().c_str());
-      return -FI_EADDRINUSE;
+      return FiErrorOfIoOpen(io.error());
     }
     pep.io = std::move(*io);
     pep.local.udp_port = pep.io->local_port();

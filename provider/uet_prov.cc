@@ -1,7 +1,9 @@
 // fi_prov_ini: the provider's entry point, its parameters and fi_getinfo.
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <optional>
 
 #include "provider/uet_prov.h"
 #include "ses/endpoint.h"
@@ -41,7 +43,26 @@ ProviderParams ReadParams() {
   if (fi_param_get_int(&g_provider, "cm_timeout_ms", &v) == FI_SUCCESS && v > 0) {
     p.cm_timeout_ms = v;
   }
+  s = nullptr;
+  if (fi_param_get_str(&g_provider, "io_backend", &s) == FI_SUCCESS && s != nullptr) {
+    p.io_backend = s;
+  }
+  int b = 0;
+  if (fi_param_get_bool(&g_provider, "gso", &b) == FI_SUCCESS) p.gso = b != 0;
+  if (fi_param_get_bool(&g_provider, "gro", &b) == FI_SUCCESS) p.gro = b != 0;
+  if (fi_param_get_int(&g_provider, "impair_drop_ppm", &v) == FI_SUCCESS) p.impair_drop_ppm = v;
+  if (fi_param_get_int(&g_provider, "impair_dup_ppm", &v) == FI_SUCCESS) p.impair_dup_ppm = v;
+  if (fi_param_get_int(&g_provider, "impair_reorder_ppm", &v) == FI_SUCCESS) {
+    p.impair_reorder_ppm = v;
+  }
+  if (fi_param_get_int(&g_provider, "impair_seed", &v) == FI_SUCCESS) p.impair_seed = v;
   return p;
+}
+
+// A ppm setting as ImpairConfig holds it; negative ones become a value the
+// range check refuses.
+uint32_t Ppm(int64_t v) {
+  return v < 0 || v > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(v);
 }
 
 }  // namespace
@@ -74,6 +95,38 @@ InfoConfig InfoConfigFromParams() {
   c.payload_bytes = p.payload_bytes > 0 ? p.payload_bytes
                                         : ses::EndpointConfig::kDefaultPayloadBytes;
   return c;
+}
+
+Result<UdpIoConfig> IoConfigFromParams(const IpAddress& addr, uint16_t port) {
+  const ProviderParams& p = Params();
+  UdpIoConfig c;
+  c.bind_addr = addr;
+  c.port = port;
+  // mmsg by default: on the kernels we measured, io_uring took more CPU per
+  // round trip and a longer RTT for ping-pong traffic (spec-notes/provider.md).
+  c.backend = IoBackend::kMmsg;
+  if (!p.io_backend.empty()) {
+    std::optional<IoBackend> b = ParseIoBackend(p.io_backend);
+    if (!b) return Error::InvalidArgument("FI_UET_IO_BACKEND (mmsg, uring, auto)", "io_backend");
+    c.backend = *b;
+  }
+  c.gso = p.gso;
+  c.gro = p.gro;
+  c.impair.drop_ppm = Ppm(p.impair_drop_ppm);
+  c.impair.duplicate_ppm = Ppm(p.impair_dup_ppm);
+  c.impair.reorder_ppm = Ppm(p.impair_reorder_ppm);
+  c.impair.seed = static_cast<uint64_t>(p.impair_seed);
+  return c;
+}
+
+int FiErrorOfIoOpen(const Error& e) {
+  if (e.code == Errc::kInvalidArgument) return -FI_EINVAL;
+  if (e.code == Errc::kUnsupported) return -FI_ENOSYS;
+  // A failing socket call: value is its errno (FI_E* match errno values).
+  if (e.code == Errc::kInvalidValue && e.value > 0 && e.value < 4096) {
+    return -static_cast<int>(e.value);
+  }
+  return -FI_EIO;
 }
 
 void InitFid(struct fid* fid, size_t fclass, void* context, struct fi_ops* ops) {
@@ -137,5 +190,20 @@ extern "C" FI_EXT_INI {
   fi_param_define(&g_provider, "cm_timeout_ms", FI_PARAM_INT,
                   "MSG endpoints: how long fi_connect / fi_accept wait for the peer before "
                   "an FI_ETIMEDOUT error on the EQ (default 10000)");
+  fi_param_define(&g_provider, "io_backend", FI_PARAM_STRING,
+                  "I/O engine: mmsg (recvmmsg/sendmmsg, default), uring (io_uring, Linux 6.1+) "
+                  "or auto (uring when it opens, else mmsg)");
+  fi_param_define(&g_provider, "gso", FI_PARAM_BOOL,
+                  "Send runs of equal-size packets to one peer as one UDP GSO send (default 1)");
+  fi_param_define(&g_provider, "gro", FI_PARAM_BOOL,
+                  "Accept GRO-coalesced UDP receives (default 1)");
+  fi_param_define(&g_provider, "impair_drop_ppm", FI_PARAM_INT,
+                  "Testing: drop this many sent datagrams per million (seeded, counted)");
+  fi_param_define(&g_provider, "impair_dup_ppm", FI_PARAM_INT,
+                  "Testing: send this many datagrams per million twice");
+  fi_param_define(&g_provider, "impair_reorder_ppm", FI_PARAM_INT,
+                  "Testing: hold back this many datagrams per million behind later ones");
+  fi_param_define(&g_provider, "impair_seed", FI_PARAM_INT,
+                  "Testing: seed of the impairment stage (default 1)");
   return &g_provider;
 }

@@ -38,6 +38,7 @@
 #include <thread>
 #include <vector>
 
+#include "provider/io/io_config.h"
 #include "provider/uet_info.h"
 #include "uet/endpoint_address.h"
 
@@ -63,9 +64,29 @@ struct ProviderParams {
   static constexpr int kDefaultRetryLimit = 25;
   int retry_limit = kDefaultRetryLimit;
   int cm_timeout_ms = 10000;   // FI_UET_CM_TIMEOUT_MS: fi_connect / fi_accept give up
+  // FI_UET_IO_BACKEND: "mmsg" (default), "uring" or "auto" (spec-notes/provider.md
+  // "I/O engine"); FI_UET_GSO / FI_UET_GRO: UDP offloads (default on).
+  std::string io_backend;
+  bool gso = true;
+  bool gro = true;
+  // FI_UET_IMPAIR_DROP_PPM / _DUP_PPM / _REORDER_PPM / _SEED: the seeded
+  // send-side impairment stage, for tests (off by default). Signed so that a
+  // negative setting reaches OpenPacketIo's range check instead of wrapping.
+  int64_t impair_drop_ppm = 0;
+  int64_t impair_dup_ppm = 0;
+  int64_t impair_reorder_ppm = 0;
+  int64_t impair_seed = 1;
 };
 const ProviderParams& Params();
 InfoConfig InfoConfigFromParams();
+// The I/O configuration for a socket bound to addr:port, from the parameters.
+// Errors (unknown FI_UET_IO_BACKEND, impairment rates out of range) name the
+// variable; the caller logs them and fails with -FI_EINVAL.
+Result<UdpIoConfig> IoConfigFromParams(const IpAddress& addr, uint16_t port);
+// The libfabric error for a failed OpenPacketIo: -FI_EINVAL for a bad
+// configuration, -FI_ENOSYS when the backend is missing, else the errno of the
+// socket call (-FI_EADDRINUSE, -FI_EADDRNOTAVAIL, ...).
+int FiErrorOfIoOpen(const Error& e);
 
 // Stubs for op slots this provider does not implement: every slot of every
 // ops table holds a function (libfabric's inline wrappers do not check).
@@ -229,7 +250,7 @@ struct Cntr {
 };
 
 class Progress;
-class UdpIo;
+class PacketIo;
 
 // The handle of an FI_CONNREQ event (fi_info::handle): who asked, under which
 // connection id. Owned by its passive endpoint.
@@ -250,7 +271,7 @@ struct Pep {
   Eq* eq = nullptr;
   std::mutex mu;
   EndpointAddress local;
-  std::unique_ptr<UdpIo> io;  // open once listening
+  std::unique_ptr<PacketIo> io;  // open once listening
   std::map<uint64_t, uint64_t> seen;  // conn_id -> order handed up (duplicates ignored)
   uint64_t seen_count = 0;
   std::vector<std::unique_ptr<ConnReq>> reqs;

@@ -49,7 +49,13 @@
 #   FI_UET_IMPAIR_SEED (and any other FI_UET_IMPAIR_*): the provider's in-stack
 #                             impairment; passed explicitly (env ...) to both
 #                             fi_pingpong processes, also inside the namespaces,
-#                             and listed in the output.
+#                             and listed in the output. With uet, both sides also
+#                             get FI_LOG_LEVEL=info FI_LOG_SUBSYS=ep_data, so
+#                             each endpoint logs its I/O counters when it closes;
+#                             the script prints those lines and fails (exit 1)
+#                             when no datagram was dropped, duplicated or
+#                             reordered: an impairment that did not happen
+#                             tested nothing.
 #
 # Output: both sides' fi_pingpong output ("--- client ...", "--- server"), then
 # "pingpong: cpu client|server USER SYS" (CPU seconds of that fi_pingpong
@@ -118,6 +124,9 @@ impair_env=()
 while IFS= read -r v; do
   if [[ "$v" == FI_UET_IMPAIR_* ]]; then impair_env+=("$v=${!v}"); fi
 done < <(compgen -e)
+if ((${#impair_env[@]})) && [ "$prov" = uet ]; then
+  impair_env+=(FI_LOG_LEVEL=info FI_LOG_SUBSYS=ep_data)
+fi
 
 # Addresses from 198.18.0.0/15 (RFC 2544, network benchmarking) and
 # 2001:db8::/32 (documentation), used only inside the namespaces created here.
@@ -302,5 +311,15 @@ echo "pingpong: client exit $rc_client, server exit $rc_server"
 if ! grep -q '^bytes' "$out/client" || ! grep -q '^bytes' "$out/server"; then
   echo "pingpong: a side printed no result table" >&2
   exit 1
+fi
+if ((${#impair_env[@]})) && [ "$prov" = uet ]; then
+  # "... impairment dropped D duplicated U reordered R" per closed endpoint.
+  impaired=$(cat "$out/client" "$out/server" | grep -o 'impairment dropped [0-9]* duplicated [0-9]* reordered [0-9]*' |
+    awk '{ n += $3 + $5 + $7 } END { print n + 0 }')
+  echo "pingpong: in-stack impairment touched $impaired datagrams (both sides, all endpoints)"
+  if ((impaired == 0)); then
+    echo "pingpong: impairment was asked for but no endpoint reported an impaired datagram" >&2
+    exit 1
+  fi
 fi
 exit 0

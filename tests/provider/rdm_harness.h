@@ -48,7 +48,13 @@ struct NodeOptions {
   fi_ep_type type = FI_EP_RDM;
 };
 
+// fi_getinfo calls made by this process so far: the provider reads its
+// FI_UET_* parameters on the first one, so a case that sets them must come
+// first in its process (io_params_test.cc).
+inline int g_getinfo_calls = 0;
+
 inline InfoPtr GetInfo(const NodeOptions& o) {
+  ++g_getinfo_calls;
   InfoPtr hints(fi_allocinfo());
   EXPECT_NE(hints, nullptr);
   hints->caps = o.caps;

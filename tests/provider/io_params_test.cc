@@ -1,0 +1,139 @@
+// The provider's I/O parameters through the libfabric API: FI_UET_IO_BACKEND
+// (mmsg by default, io_uring on request) and the seeded impairment stage
+// (FI_UET_IMPAIR_*). The provider reads its parameters once per process, and
+// ctest runs every case in its own process, so each case sets its variables
+// before its first fi_getinfo. Run by hand in one process with other cases,
+// every case after the first skips, saying why.
+#include <regex>
+#include <string>
+
+#include "tests/provider/rdm_harness.h"
+
+namespace uet::fitest {
+namespace {
+
+#define SKIP_UNLESS_FIRST_IN_PROCESS()                                                   \
+  do {                                                                                   \
+    if (g_getinfo_calls > 0) {                                                           \
+      GTEST_SKIP() << "the provider already read its FI_UET_* parameters in this "       \
+                      "process: run this case alone (ctest does, one process per case)"; \
+    }                                                                                    \
+  } while (0)
+
+void UseProviderUnderTest() {
+  setenv("FI_PROVIDER_PATH", UET_PROVIDER_DIR, 1);
+  setenv("FI_PROVIDER", "uet", 0);
+}
+
+// Opens fabric, domain and an endpoint with CQs and AV on 127.0.0.1, and
+// returns what fi_enable says.
+int EnableResult() {
+  UseProviderUnderTest();
+  Node n;
+  n.info = GetInfo({});
+  if (n.info == nullptr) return -FI_ENODATA;
+  EXPECT_EQ(fi_fabric(n.info->fabric_attr, &n.fabric, nullptr), 0);
+  EXPECT_EQ(fi_domain(n.fabric, n.info.get(), &n.domain, nullptr), 0);
+  n.ep.Open(n.domain, n.info.get());
+  const int rc = fi_enable(n.ep.ep);
+  n.Close();
+  return rc;
+}
+
+TEST(IoParams, UnknownBackendFailsEnableWithEinval) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_IO_BACKEND", "carrier-pigeon", 1);
+  EXPECT_EQ(EnableResult(), -FI_EINVAL);
+}
+
+TEST(IoParams, ImpairmentRateAboveOneMillionFailsEnableWithEinval) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_IMPAIR_DROP_PPM", "1000001", 1);
+  EXPECT_EQ(EnableResult(), -FI_EINVAL);
+}
+
+TEST(IoParams, NegativeImpairmentRateFailsEnableWithEinval) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_IMPAIR_REORDER_PPM", "-5", 1);
+  EXPECT_EQ(EnableResult(), -FI_EINVAL);
+}
+
+TEST(IoParams, MmsgBackendByNameEnables) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_IO_BACKEND", "mmsg", 1);
+  EXPECT_EQ(EnableResult(), 0);
+}
+
+// Every size class: empty, one packet, two packets, rendezvous sizes.
+constexpr size_t kSizes[] = {0, 1, kPayload, kPayload + 1, 65536, 1 << 20};
+
+class UringRdm : public RdmApi {
+ protected:
+  void SetUp() override {
+    SKIP_UNLESS_FIRST_IN_PROCESS();
+    setenv("FI_UET_IO_BACKEND", "uring", 1);
+    const int rc = EnableResult();
+    if (rc == -FI_ENOSYS) {
+      GTEST_SKIP() << "io_uring unavailable on this kernel (fi_enable: -FI_ENOSYS)";
+    }
+    ASSERT_EQ(rc, 0) << fi_strerror(-rc);
+    RdmApi::SetUp();
+  }
+};
+
+TEST_F(UringRdm, MessagesOfEverySizeArriveIntact) {
+  for (size_t len : kSizes) {
+    ASSERT_NO_FATAL_FAILURE(SendRecv(len, false));
+    ASSERT_NO_FATAL_FAILURE(SendRecv(len, true));
+  }
+}
+
+// 5 % of the datagrams each side sends are held back behind up to 3 later
+// ones, 5 % are sent twice and 2 % are dropped.
+class ImpairedRdm : public RdmApi {
+ protected:
+  void SetUp() override {
+    SKIP_UNLESS_FIRST_IN_PROCESS();
+    setenv("FI_UET_IMPAIR_REORDER_PPM", "50000", 1);
+    setenv("FI_UET_IMPAIR_DUP_PPM", "50000", 1);
+    setenv("FI_UET_IMPAIR_DROP_PPM", "20000", 1);
+    setenv("FI_UET_IMPAIR_SEED", "3", 1);
+    // Endpoints log their I/O counters when they close (progress.cc).
+    setenv("FI_LOG_LEVEL", "info", 1);
+    setenv("FI_LOG_SUBSYS", "ep_data", 1);
+    RdmApi::SetUp();
+  }
+};
+
+TEST_F(ImpairedRdm, EveryMessageArrivesOnceAndIntact) {
+  for (int round = 0; round < 3; ++round) {
+    for (size_t len : kSizes) {
+      ASSERT_NO_FATAL_FAILURE(SendRecv(len, round % 2 == 1));
+    }
+  }
+  // Duplicates must not become second completions.
+  ExpectQuiet(b_.ep.rx, 100);
+  ExpectQuiet(a_.ep.tx, 10);
+  // The impairment happened: the endpoints say so when they close.
+  testing::internal::CaptureStderr();
+  a_.Close();
+  b_.Close();
+  const std::string log = testing::internal::GetCapturedStderr();
+  const std::regex counts("impairment dropped ([0-9]+) duplicated ([0-9]+) reordered ([0-9]+)");
+  uint64_t dropped = 0, duplicated = 0, reordered = 0;
+  int endpoints = 0;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), counts);
+       it != std::sregex_iterator(); ++it) {
+    dropped += std::stoull((*it)[1]);
+    duplicated += std::stoull((*it)[2]);
+    reordered += std::stoull((*it)[3]);
+    ++endpoints;
+  }
+  EXPECT_EQ(endpoints, 2) << log;
+  EXPECT_GT(dropped, 0u) << log;
+  EXPECT_GT(duplicated, 0u) << log;
+  EXPECT_GT(reordered, 0u) << log;
+}
+
+}  // namespace
+}  // namespace uet::fitest
