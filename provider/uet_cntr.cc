@@ -106,6 +106,7 @@ int CntrWait(struct fid_cntr* fid, uint64_t threshold, int timeout) {
             std::chrono::steady_clock::now() - start);
         if (waited.count() >= timeout) return -FI_ETIMEDOUT;
       }
+      if (BusyPolling(start)) continue;
       poll(fds.data(), fds.size(), wait_ms);
     }
   } catch (const std::bad_alloc&) {

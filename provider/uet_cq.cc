@@ -103,6 +103,7 @@ ssize_t CqSreadFrom(struct fid_cq* fid, void* buf, size_t count, fi_addr_t* src,
       if (waited.count() >= timeout) return -FI_EAGAIN;
       wait_ms = std::min<int>(wait_ms, timeout - static_cast<int>(waited.count()));
     }
+    if (BusyPolling(start)) continue;
     poll(fds.data(), fds.size(), wait_ms);
   }
 }

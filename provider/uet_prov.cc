@@ -56,6 +56,9 @@ ProviderParams ReadParams() {
     p.impair_reorder_ppm = v;
   }
   if (fi_param_get_int(&g_provider, "impair_seed", &v) == FI_SUCCESS) p.impair_seed = v;
+  if (fi_param_get_int(&g_provider, "busy_poll_us", &v) == FI_SUCCESS && v > 0) {
+    p.busy_poll_us = v;
+  }
   return p;
 }
 
@@ -117,6 +120,11 @@ Result<UdpIoConfig> IoConfigFromParams(const IpAddress& addr, uint16_t port) {
   c.impair.reorder_ppm = Ppm(p.impair_reorder_ppm);
   c.impair.seed = static_cast<uint64_t>(p.impair_seed);
   return c;
+}
+
+bool BusyPolling(std::chrono::steady_clock::time_point start) {
+  const int us = Params().busy_poll_us;
+  return us > 0 && std::chrono::steady_clock::now() - start < std::chrono::microseconds(us);
 }
 
 int FiErrorOfIoOpen(const Error& e) {
@@ -197,6 +205,9 @@ extern "C" FI_EXT_INI {
                   "Send runs of equal-size packets to one peer as one UDP GSO send (default 1)");
   fi_param_define(&g_provider, "gro", FI_PARAM_BOOL,
                   "Accept GRO-coalesced UDP receives (default 1)");
+  fi_param_define(&g_provider, "busy_poll_us", FI_PARAM_INT,
+                  "fi_cq_sread and fi_cntr_wait run progress without sleeping for this many "
+                  "microseconds before they sleep on the sockets (default 0: sleep at once)");
   fi_param_define(&g_provider, "impair_drop_ppm", FI_PARAM_INT,
                   "Testing: drop this many sent datagrams per million (seeded, counted)");
   fi_param_define(&g_provider, "impair_dup_ppm", FI_PARAM_INT,

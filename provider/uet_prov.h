@@ -26,6 +26,7 @@
 #include <rdma/providers/fi_prov.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -76,9 +77,15 @@ struct ProviderParams {
   int64_t impair_dup_ppm = 0;
   int64_t impair_reorder_ppm = 0;
   int64_t impair_seed = 1;
+  // FI_UET_BUSY_POLL_US: fi_cq_sread / fi_cntr_wait keep running progress
+  // without sleeping for this long before they sleep in poll() (0: sleep at once).
+  int busy_poll_us = 0;
 };
 const ProviderParams& Params();
 InfoConfig InfoConfigFromParams();
+// True while a blocking wait that began at `start` should spin instead of
+// sleeping (FI_UET_BUSY_POLL_US).
+bool BusyPolling(std::chrono::steady_clock::time_point start);
 // The I/O configuration for a socket bound to addr:port, from the parameters.
 // Errors (unknown FI_UET_IO_BACKEND, impairment rates out of range) name the
 // variable; the caller logs them and fails with -FI_EINVAL.

@@ -4,6 +4,8 @@
 // ctest runs every case in its own process, so each case sets its variables
 // before its first fi_getinfo. Run by hand in one process with other cases,
 // every case after the first skips, saying why.
+#include <time.h>
+
 #include <regex>
 #include <string>
 
@@ -133,6 +135,42 @@ TEST_F(ImpairedRdm, EveryMessageArrivesOnceAndIntact) {
   EXPECT_GT(dropped, 0u) << log;
   EXPECT_GT(duplicated, 0u) << log;
   EXPECT_GT(reordered, 0u) << log;
+}
+
+// CPU time of this thread, in milliseconds.
+double ThreadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+// CPU milliseconds a 150 ms fi_cq_sread that finds nothing costs.
+double IdleSreadCpuMs(CqReader& rx) {
+  fi_cq_tagged_entry e{};
+  const double before = ThreadCpuMs();
+  EXPECT_EQ(fi_cq_sread(rx.cq, &e, 1, nullptr, 150), -FI_EAGAIN);
+  return ThreadCpuMs() - before;
+}
+
+class BusyPollRdm : public RdmApi {
+ protected:
+  void SetUp() override {
+    SKIP_UNLESS_FIRST_IN_PROCESS();
+    setenv("FI_UET_BUSY_POLL_US", "1000000", 1);
+    RdmApi::SetUp();
+  }
+};
+
+TEST_F(BusyPollRdm, SreadSpinsInsteadOfSleepingAndStillDelivers) {
+  // Spinning for the whole 150 ms: the thread is on a CPU most of that time
+  // (a loaded 2-core machine still gives it well over 40 ms).
+  EXPECT_GT(IdleSreadCpuMs(b_.ep.rx), 40.0);
+  ASSERT_NO_FATAL_FAILURE(SendRecv(100, true));
+}
+
+TEST_F(RdmApi, SreadWithoutBusyPollSleeps) {
+  // The default: poll() on the sockets, waking each millisecond for timers.
+  EXPECT_LT(IdleSreadCpuMs(b_.ep.rx), 40.0);
 }
 
 }  // namespace
