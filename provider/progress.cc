@@ -3,6 +3,8 @@
 #include <time.h>
 
 #include <random>
+#include <string>
+#include <string_view>
 
 #include "provider/cm/cm_message.h"
 
@@ -42,6 +44,19 @@ Progress::~Progress() {
                io_->local_port(), io_->backend_name(), ULL(s.sent), ULL(s.received),
                ULL(s.send_errors), ULL(s.truncated), ULL(s.gso_sends), ULL(s.gro_receives),
                ULL(s.impair_dropped), ULL(s.impair_duplicated), ULL(s.impair_reordered));
+  // And what PDS did about it: the non-zero engine and PDC counters.
+  if (!ses_) return;
+  std::string pds;
+  auto add = [&pds](std::string_view name, uint64_t v) {
+    if (v == 0) return;
+    pds += ' ';
+    pds += name;
+    pds += '=';
+    pds += std::to_string(v);
+  };
+  ses_->pds().counters().ForEach(add);
+  ses_->pds().TotalPdcCounters().ForEach(add);
+  UET_LOG_INFO(FI_LOG_EP_DATA, "uet: endpoint port %u PDS:%s\n", io_->local_port(), pds.c_str());
 }
 
 TimePoint Progress::Now() const {
@@ -52,6 +67,9 @@ TimePoint Progress::Now() const {
 
 void Progress::Run() {
   const TimePoint now = Now();
+  if (!t_domain_progress_thread) {
+    ep_.domain->app_progress_ns.store(now.since_epoch.count(), std::memory_order_relaxed);
+  }
   io_->Poll([&](const RxDatagram& d) {
     if (IsCmDatagram(d.bytes)) {
       CmOnDatagram(ep_, d.src, d.src_port, d.bytes);

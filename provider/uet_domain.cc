@@ -3,6 +3,7 @@
 // uet_ep_atomic.cc.
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,12 +16,40 @@
 namespace uet::prov {
 namespace {
 
-// The FI_PROGRESS_AUTO thread: runs every enabled endpoint's progress, then
-// sleeps in poll() on their sockets and the wake eventfd until data arrives
-// or the earliest PDS/SES timer is due (at most 1 ms, like fi_cq_sread).
-void AutoProgress(Domain* d) {
+int64_t MonotonicNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Sleeps up to `ms` or until the wake eventfd is written.
+void SleepOnWakeFd(Domain* d, int ms) {
+  pollfd p{d->wake_fd, POLLIN, 0};
+  if (poll(&p, 1, ms) > 0 && (p.revents & POLLIN)) {
+    uint64_t n = 0;
+    (void)!read(d->wake_fd, &n, sizeof n);
+  }
+}
+
+// The domain's progress thread. FI_PROGRESS_AUTO (`standby_ms` 0): runs every
+// enabled endpoint's progress, then sleeps in poll() on their sockets and the
+// wake eventfd until data arrives or the earliest PDS/SES timer is due (at
+// most 1 ms, like fi_cq_sread). Manual progress (`standby_ms` > 0): the same,
+// but only while the application has not run progress for `standby_ms`;
+// otherwise it sleeps until that could be the case.
+void ProgressThread(Domain* d, int standby_ms) {
+  t_domain_progress_thread = true;
+  const int64_t standby_ns = int64_t{standby_ms} * 1'000'000;
   std::vector<pollfd> fds;
   while (!d->stop.load(std::memory_order_relaxed)) {
+    if (standby_ns > 0) {
+      const int64_t idle = MonotonicNs() - d->app_progress_ns.load(std::memory_order_relaxed);
+      if (idle < standby_ns) {
+        const int64_t left_ms = (standby_ns - idle + 999'999) / 1'000'000;
+        SleepOnWakeFd(d, static_cast<int>(std::max<int64_t>(left_ms, 1)));
+        continue;
+      }
+    }
     fds.clear();
     fds.push_back(pollfd{d->wake_fd, POLLIN, 0});
     int wait_ms = 1;
@@ -44,6 +73,12 @@ void AutoProgress(Domain* d) {
     }
   }
 }
+
+}  // namespace
+
+thread_local bool t_domain_progress_thread = false;
+
+namespace {
 
 void StopAutoProgress(Domain* d) {
   if (!d->auto_progress.joinable()) return;
@@ -128,7 +163,8 @@ int DomainOpen(struct fid_fabric* fabric, struct fi_info* info, struct fid_domai
   const bool auto_progress =
       info->domain_attr != nullptr && (info->domain_attr->data_progress == FI_PROGRESS_AUTO ||
                                        info->domain_attr->control_progress == FI_PROGRESS_AUTO);
-  if (auto_progress) {
+  const int standby_ms = auto_progress ? 0 : Params().idle_progress_ms;
+  if (auto_progress || standby_ms > 0) {
     d->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (d->wake_fd < 0) {
       UET_LOG_WARN(FI_LOG_DOMAIN, "uet: fi_domain: eventfd: %s\n", strerror(errno));
@@ -137,14 +173,21 @@ int DomainOpen(struct fid_fabric* fabric, struct fi_info* info, struct fid_domai
       return -FI_EMFILE;
     }
     try {
-      d->auto_progress = std::thread(AutoProgress, d);
+      d->app_progress_ns.store(MonotonicNs());
+      d->auto_progress = std::thread(ProgressThread, d, standby_ms);
     } catch (...) {
       close(d->wake_fd);
       fi_freeinfo(d->info);
       delete d;
       return -FI_ENOMEM;
     }
-    UET_LOG_INFO(FI_LOG_DOMAIN, "uet: fi_domain: FI_PROGRESS_AUTO, progress thread started\n");
+    if (auto_progress) {
+      UET_LOG_INFO(FI_LOG_DOMAIN, "uet: fi_domain: FI_PROGRESS_AUTO, progress thread started\n");
+    } else {
+      UET_LOG_INFO(FI_LOG_DOMAIN,
+                   "uet: fi_domain: manual progress, standby thread after %d ms idle\n",
+                   standby_ms);
+    }
   }
   InitFid(&d->fid.fid, FI_CLASS_DOMAIN, context, &g_domain_fi_ops);
   d->fid.ops = &g_domain_ops;

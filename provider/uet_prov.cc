@@ -56,6 +56,9 @@ ProviderParams ReadParams() {
     p.impair_reorder_ppm = v;
   }
   if (fi_param_get_int(&g_provider, "impair_seed", &v) == FI_SUCCESS) p.impair_seed = v;
+  if (fi_param_get_int(&g_provider, "idle_progress_ms", &v) == FI_SUCCESS && v >= 0) {
+    p.idle_progress_ms = v;
+  }
   if (fi_param_get_int(&g_provider, "busy_poll_us", &v) == FI_SUCCESS && v > 0) {
     p.busy_poll_us = v;
   }
@@ -205,6 +208,10 @@ extern "C" FI_EXT_INI {
                   "Send runs of equal-size packets to one peer as one UDP GSO send (default 1)");
   fi_param_define(&g_provider, "gro", FI_PARAM_BOOL,
                   "Accept GRO-coalesced UDP receives (default 1)");
+  fi_param_define(&g_provider, "idle_progress_ms", FI_PARAM_INT,
+                  "Manual progress: when the application has not driven progress for this "
+                  "many milliseconds (blocked elsewhere), a domain thread answers peers (ACKs, "
+                  "retransmissions, timers) until it does again (default 2; 0: never)");
   fi_param_define(&g_provider, "busy_poll_us", FI_PARAM_INT,
                   "fi_cq_sread and fi_cntr_wait run progress without sleeping for this many "
                   "microseconds before they sleep on the sockets (default 0: sleep at once)");

@@ -77,6 +77,10 @@ struct ProviderParams {
   int64_t impair_dup_ppm = 0;
   int64_t impair_reorder_ppm = 0;
   int64_t impair_seed = 1;
+  // FI_UET_IDLE_PROGRESS_MS: manual progress: after this long without the
+  // application driving progress, the domain thread answers peers until it
+  // does again (0: never; the application alone drives progress).
+  int idle_progress_ms = 2;
   // FI_UET_BUSY_POLL_US: fi_cq_sread / fi_cntr_wait keep running progress
   // without sleeping for this long before they sleep in poll() (0: sleep at once).
   int busy_poll_us = 0;
@@ -175,13 +179,21 @@ struct Domain {
   // every enabled endpoint holds every MR in its SES memory table.
   std::map<uint64_t, Mr*> mrs;
   std::vector<Endpoint*> endpoints;
-  // FI_PROGRESS_AUTO: a thread that drives every enabled endpoint of the
-  // domain (uet_domain.cc AutoProgress), woken by its sockets, the earliest
-  // timer and `wake_fd`.
+  // The domain's progress thread (uet_domain.cc): with FI_PROGRESS_AUTO it
+  // drives every enabled endpoint, woken by their sockets, the earliest timer
+  // and `wake_fd`. With manual progress it stands by and drives them only
+  // while the application has not for FI_UET_IDLE_PROGRESS_MS
+  // (`app_progress_ns`, written by every application-driven Progress::Run),
+  // so that a peer's retransmission is still answered while the application
+  // blocks elsewhere (spec-notes/provider.md "Standby progress").
   std::thread auto_progress;
   std::atomic<bool> stop{false};
   int wake_fd = -1;
+  std::atomic<int64_t> app_progress_ns{0};  // CLOCK_MONOTONIC
 };
+// True on a domain's progress thread (its Progress::Run calls are not the
+// application's).
+extern thread_local bool t_domain_progress_thread;
 
 // The completion a CQ hands out (the largest format), plus error detail.
 struct CqEntry {

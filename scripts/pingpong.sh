@@ -26,20 +26,22 @@
 #                             client's argument is the server's IPv6 address;
 #                             fi_pingpong passes no node/service to fi_getinfo,
 #                             so the provider's source address is FI_UET_ADDR).
-#   UET_PINGPONG_LOSS_PCT=N   0..100: the server's namespace gets an nftables
-#                             table `inet uet_pingpong` dropping N % of incoming
-#                             UDP to UET_PINGPONG_LOSS_PORTS at random (numgen
-#                             random mod 100 < N), with counters `seen` and
-#                             `dropped`, printed at the end. Only the client-to-
-#                             server direction loses packets (the client's veth
-#                             gets gso_max_segs 1 so that UDP GSO batches are
+#   UET_PINGPONG_LOSS_PCT=N   0..100: both namespaces get an nftables table
+#                             `inet uet_pingpong` dropping N % of incoming UDP at
+#                             random (numgen random mod 100 < N), with counters
+#                             `seen` and `dropped`, printed at the end: the
+#                             server's for UET_PINGPONG_LOSS_PORTS, the client's
+#                             for every UDP port (its ports are ephemeral for
+#                             msg; fi_pingpong's own socket is TCP). Both
+#                             directions lose packets, ACKs included (both veths
+#                             get gso_max_segs 1 so that UDP GSO batches are
 #                             dropped per packet, not per batch). Needs namespaces:
 #                             with loopback it says so and exits 2. A lost dgram
 #                             packet hangs fi_pingpong until the timeout.
-#   UET_PINGPONG_LOSS_PORTS   UDP destination ports the loss applies to, a port
-#                             or a range "A-B" (default 4793, the UET port, for
-#                             uet; 1-65535 for other providers, whose ports are
-#                             ephemeral; fi_pingpong's own socket is TCP).
+#   UET_PINGPONG_LOSS_PORTS   UDP destination ports the server-side loss applies
+#                             to, a port or a range "A-B" (default 4793, the UET
+#                             port, for uet; 1-65535 for other providers, whose
+#                             ports are ephemeral).
 #   UET_PINGPONG_TIMEOUT=S    each fi_pingpong runs under `timeout S` (default 120).
 #   UET_PINGPONG_CPUS="S C"   pin the server to CPU list S and the client to C
 #                             (taskset -c), e.g. "0 1": keeps the two spinning
@@ -155,10 +157,29 @@ out=$(mktemp -d)
 nft_report() {
   ((nft_done)) && return 0
   nft_done=1
-  local seen dropped
-  seen=$(ip netns exec "$ns_a" nft list counter inet uet_pingpong seen 2>/dev/null | awk '/packets/ {print $2}') || true
-  dropped=$(ip netns exec "$ns_a" nft list counter inet uet_pingpong dropped 2>/dev/null | awk '/packets/ {print $2}') || true
-  echo "pingpong: nft seen ${seen:-?} dropped ${dropped:-?} (UDP to $loss_ports into the server, $loss % asked)"
+  local seen dropped ns side
+  for side in server client; do
+    ns=$ns_a
+    [ "$side" = client ] && ns=$ns_b
+    seen=$(ip netns exec "$ns" nft list counter inet uet_pingpong seen 2>/dev/null | awk '/packets/ {print $2}') || true
+    dropped=$(ip netns exec "$ns" nft list counter inet uet_pingpong dropped 2>/dev/null | awk '/packets/ {print $2}') || true
+    echo "pingpong: nft $side seen ${seen:-?} dropped ${dropped:-?} (incoming UDP, $loss % asked)"
+  done
+}
+
+# nft_loss NAMESPACE PORTS: drop $loss % of the UDP to PORTS arriving there.
+nft_loss() {
+  ip netns exec "$1" nft -f - <<EOF
+table inet uet_pingpong {
+  counter seen { }
+  counter dropped { }
+  chain input {
+    type filter hook input priority filter; policy accept;
+    udp dport $2 counter name seen
+    udp dport $2 numgen random mod 100 < $loss counter name dropped drop
+  }
+}
+EOF
 }
 
 show() {
@@ -224,22 +245,14 @@ if [ -z "$loopback" ] && [ "$(id -u)" -eq 0 ] && ip netns add "$ns_a" 2>/dev/nul
   echo "pingpong: two network namespaces ($ns_a $addr_a <-> $ns_b $addr_b, veth)"
   if [ -n "$loss" ]; then
     # The provider sends UDP GSO batches; across veth a batch stays one skb up
-    # to the server's socket, so nft would drop whole batches. One segment per
-    # skb on the client's side: the loss is per packet.
+    # to the receiving socket, so nft would drop whole batches. One segment per
+    # skb on both sides: the loss is per packet.
+    ip -n "$ns_a" link set "$veth_a" gso_max_segs 1
     ip -n "$ns_b" link set "$veth_b" gso_max_segs 1
-    ip netns exec "$ns_a" nft -f - <<EOF
-table inet uet_pingpong {
-  counter seen { }
-  counter dropped { }
-  chain input {
-    type filter hook input priority filter; policy accept;
-    udp dport $loss_ports counter name seen
-    udp dport $loss_ports numgen random mod 100 < $loss counter name dropped drop
-  }
-}
-EOF
     nft_done=0
-    echo "pingpong: nft table inet uet_pingpong in $ns_a drops $loss % of incoming UDP to port $loss_ports"
+    nft_loss "$ns_a" "$loss_ports"
+    nft_loss "$ns_b" 1-65535
+    echo "pingpong: nft tables inet uet_pingpong drop $loss % of incoming UDP in $ns_a (port $loss_ports) and $ns_b (every port)"
   fi
 else
   if [ -n "$loss" ]; then

@@ -173,5 +173,59 @@ TEST_F(RdmApi, SreadWithoutBusyPollSleeps) {
   EXPECT_LT(IdleSreadCpuMs(b_.ep.rx), 40.0);
 }
 
+TEST_F(RdmApi, StandbyProgressAnswersForAnApplicationThatStopped) {
+  // b posts a receive for a rendezvous-sized message, then its application
+  // never calls into the provider again (as fi_pingpong does while it waits on
+  // its TCP control socket). Only a is driven: its send still completes,
+  // because b's domain thread takes over after FI_UET_IDLE_PROGRESS_MS.
+  const size_t len = 1 << 20;
+  const std::vector<uint8_t> out = Pattern(len, 5);
+  std::vector<uint8_t> in(len, 0);
+  int rctx = 0, sctx = 0;
+  ASSERT_EQ(fi_recv(b_.ep.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, &rctx), 0);
+  ASSERT_EQ(fi_send(a_.ep.ep, out.data(), len, nullptr, a_to_b_, &sctx), 0);
+  const auto start = std::chrono::steady_clock::now();
+  while (a_.ep.tx.got.empty() && std::chrono::steady_clock::now() - start < kTimeout) {
+    a_.ep.tx.Poll();
+  }
+  ASSERT_FALSE(a_.ep.tx.got.empty()) << "the send never completed: nobody answered for b";
+  EXPECT_FALSE(a_.ep.tx.got.front().error) << Describe(a_.ep.tx.got.front());
+  // b's receive completed too, placed by its standby thread.
+  const fi_cq_tagged_entry r = Ok(b_.ep.rx, "recv");
+  EXPECT_EQ(r.op_context, &rctx);
+  EXPECT_EQ(Memcmp(in.data(), out.data(), len), 0);
+}
+
+class NoStandbyRdm : public RdmApi {
+ protected:
+  void SetUp() override {
+    SKIP_UNLESS_FIRST_IN_PROCESS();
+    setenv("FI_UET_IDLE_PROGRESS_MS", "0", 1);
+    RdmApi::SetUp();
+  }
+};
+
+TEST_F(NoStandbyRdm, WithoutStandbyProgressAStoppedPeerAnswersNothing) {
+  // FI_UET_IDLE_PROGRESS_MS=0: progress is the application's alone, so the
+  // same send does not complete while b is not driven (the contrast that shows
+  // the test above tests the standby thread), and completes once it is.
+  const size_t len = 1 << 20;
+  const std::vector<uint8_t> out = Pattern(len, 6);
+  std::vector<uint8_t> in(len, 0);
+  int rctx = 0, sctx = 0;
+  ASSERT_EQ(fi_recv(b_.ep.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, &rctx), 0);
+  ASSERT_EQ(fi_send(a_.ep.ep, out.data(), len, nullptr, a_to_b_, &sctx), 0);
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < std::chrono::milliseconds(200)) {
+    a_.ep.tx.Poll();
+  }
+  EXPECT_TRUE(a_.ep.tx.got.empty());
+  const fi_cq_tagged_entry s = Ok(a_.ep.tx, "send");
+  EXPECT_EQ(s.op_context, &sctx);
+  const fi_cq_tagged_entry r = Ok(b_.ep.rx, "recv");
+  EXPECT_EQ(r.op_context, &rctx);
+  EXPECT_EQ(Memcmp(in.data(), out.data(), len), 0);
+}
+
 }  // namespace
 }  // namespace uet::fitest
