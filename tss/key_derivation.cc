@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tss/cmac_kdf.h"
 #include "uet/bytes.h"
 
 namespace uet::tss {
@@ -56,6 +57,19 @@ KdfContext KdfContextV6(uint16_t epoch, uint32_t rekey, const IpAddress& address
 uint32_t RekeyIndex(uint64_t counter, unsigned rekey_shift) {
   if (rekey_shift == 0 || rekey_shift >= 48) return 0;
   return static_cast<uint32_t>(counter >> rekey_shift);
+}
+
+Result<std::array<std::byte, 44>> DeriveClientKey(std::span<const std::byte, 32> sd_key,
+                                                  uint16_t epoch, const IpAddress& client_addr,
+                                                  std::optional<uint32_t> client_ssi) {
+  UET_ASSIGN_OR_RETURN(Cmac prf, Cmac::Create(sd_key));
+  const KdfContext ctx =
+      client_addr.is_v6()
+          ? KdfContextV6(epoch, 0, client_addr)
+          : KdfContextV4(epoch, 0, client_ssi ? *client_ssi : client_addr.v4());
+  std::array<std::byte, 44> out{};
+  UET_RETURN_IF_ERROR(UetKdf(prf, kServerLabel, ctx.span(), out));
+  return out;
 }
 
 }  // namespace uet::tss

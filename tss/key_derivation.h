@@ -30,6 +30,7 @@
 #include <string_view>
 
 #include "uet/ip_address.h"
+#include "uet/result.h"
 
 namespace uet::tss {
 
@@ -63,5 +64,13 @@ KdfContext KdfContextV6(uint16_t epoch, uint32_t rekey, const IpAddress& address
 
 // Implicit rekey index from the 48-bit counter; shift 0 means rekeying is off.
 uint32_t RekeyIndex(uint64_t counter, unsigned rekey_shift);
+
+// What the SDME hands a client in server/client mode: the 44-byte key
+// (AES key || IV mask) the server derives for this client, i.e.
+// KDF(sd_key, "U2", ctx(client, epoch, rekey 0)). The client is named by its
+// SSI when the SD uses SSIs (IPv4), else by its address (IPv4; IPv6 always).
+Result<std::array<std::byte, 44>> DeriveClientKey(std::span<const std::byte, 32> sd_key,
+                                                  uint16_t epoch, const IpAddress& client_addr,
+                                                  std::optional<uint32_t> client_ssi);
 
 }  // namespace uet::tss
