@@ -1,0 +1,67 @@
+// AesGcm256: one AES-256-GCM key with its OpenSSL contexts, sealing and
+// opening in place over scatter-gather buffers.
+//
+// Design
+//  - Create() makes two EVP_CIPHER_CTX (encrypt, decrypt) and runs the key
+//    schedule once. Seal/Open re-initialise a context with only a new IV
+//    (EVP_*Init_ex with cipher and key NULL): no allocation and no key
+//    schedule per packet. SetKey() re-keys the same contexts (used when an
+//    implicit rekey index or a key rotation changes the key).
+//  - The data to protect is a list of spans encrypted/decrypted in place, so a
+//    caller with PDS header, SES header and payload in separate buffers needs
+//    no copy. The AAD is a list of spans too.
+//  - IV length: any length GCM allows (>= 1 byte); TSS uses 12. Changing the
+//    length between calls costs one EVP_CTRL_GCM_SET_IVLEN.
+//  - Tag: always 16 bytes (UET_SEC_ICV_SIZE).
+//
+// Error policy: never throws. A failing OpenSSL call is an Error naming the
+// call (tss/openssl_util.h). Open() with a tag that does not verify fails with
+// Errc::kInvalidValue, context "tss.gcm", field "tag", and the data spans then
+// hold garbage (the caller drops the packet). A span longer than INT_MAX bytes
+// is kInvalidArgument.
+//
+// Threading: an AesGcm256 is used by one thread at a time.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <span>
+
+#include "tss/openssl_util.h"
+#include "uet/result.h"
+
+namespace uet::tss {
+
+class AesGcm256 {
+ public:
+  static constexpr size_t kKeySize = 32;
+  static constexpr size_t kTagSize = 16;
+  static constexpr size_t kIvSize = 12;
+
+  static Result<AesGcm256> Create(std::span<const std::byte, kKeySize> key);
+
+  AesGcm256(AesGcm256&&) = default;
+  AesGcm256& operator=(AesGcm256&&) = default;
+
+  // New key, same contexts.
+  Status SetKey(std::span<const std::byte, kKeySize> key);
+
+  // Encrypts `data` in place and writes the tag.
+  Status Seal(std::span<const std::byte> iv, std::span<const std::span<const std::byte>> aad,
+              std::span<const std::span<std::byte>> data, std::span<std::byte, kTagSize> tag);
+  // Verifies `tag` and decrypts `data` in place.
+  Status Open(std::span<const std::byte> iv, std::span<const std::span<const std::byte>> aad,
+              std::span<const std::span<std::byte>> data,
+              std::span<const std::byte, kTagSize> tag);
+
+ private:
+  AesGcm256() = default;
+  Status SetIv(EVP_CIPHER_CTX* ctx, bool encrypt, std::span<const std::byte> iv, size_t& ivlen);
+
+  EvpCipherCtxPtr enc_;
+  EvpCipherCtxPtr dec_;
+  size_t enc_ivlen_ = kIvSize;
+  size_t dec_ivlen_ = kIvSize;
+};
+
+}  // namespace uet::tss
