@@ -57,6 +57,10 @@ Progress::~Progress() {
   ses_->pds().counters().ForEach(add);
   ses_->pds().TotalPdcCounters().ForEach(add);
   UET_LOG_INFO(FI_LOG_EP_DATA, "uet: endpoint port %u PDS:%s\n", io_->local_port(), pds.c_str());
+  if (security_) {
+    UET_LOG_INFO(FI_LOG_EP_DATA, "uet: endpoint port %u TSS SDI %u:%s\n", io_->local_port(),
+                 security_->sdi(), security_->CountersText().c_str());
+  }
 }
 
 TimePoint Progress::Now() const {
@@ -75,18 +79,46 @@ void Progress::Run() {
       CmOnDatagram(ep_, d.src, d.src_port, d.bytes);
       return;
     }
-    if (ep_.type == FI_EP_MSG) CmOnTraffic(ep_);
     // The peer is its FEP address: source IP and port (our sockets send from
     // the port they receive on; spec-notes/pds.md "Peer identity").
-    ses_->OnPacket(now, FabricAddress(d.src, d.src_port), d.bytes,
-                   pds::RxMeta{.ecn_ce = d.ecn_ce});
+    const FabricAddress src(d.src, d.src_port);
+    std::span<const std::byte> packet = d.bytes;
+    if (security_) {
+      std::optional<std::span<const std::byte>> opened = security_->Open(src, d.bytes);
+      if (!opened) return;  // refused: counted by the TSS library
+      packet = *opened;
+    }
+    if (ep_.type == FI_EP_MSG) CmOnTraffic(ep_);
+    ses_->OnPacket(now, src, packet, pds::RxMeta{.ecn_ce = d.ecn_ce});
   });
+  if (security_ && security_->refused() != tss_refused_reported_) ReportTssRefusals(now);
   if (now >= ses_->NextDeadline()) ses_->OnTimer(now);
   if (ep_.type == FI_EP_MSG) CmOnTimer(ep_, now.since_epoch.count());
   io_->Flush();
 }
 
+void Progress::ReportTssRefusals(TimePoint now) {
+  if (tss_reported_at_.since_epoch.count() != 0 &&
+      now - tss_reported_at_ < std::chrono::seconds(1)) {
+    return;
+  }
+  const uint64_t n = security_->refused() - tss_refused_reported_;
+  UET_LOG_WARN(FI_LOG_EP_DATA,
+               "uet: endpoint port %u: TSS SDI %u refused %llu datagram(s) (last from %s); "
+               "counters:%s\n",
+               io_->local_port(), security_->sdi(), ULL(n), security_->last_refusal().c_str(),
+               security_->CountersText().c_str());
+  tss_refused_reported_ = security_->refused();
+  tss_reported_at_ = now;
+}
+
 void Progress::Send(const FabricAddress& dst, std::span<const std::byte> packet) {
+  if (security_) {
+    std::optional<std::span<const std::byte>> sealed = security_->Seal(dst, packet);
+    if (!sealed) return;  // counter exhausted: out_invoke_fail; PDS sees a loss
+    io_->Queue(dst.ip, dst.port, *sealed);
+    return;
+  }
   io_->Queue(dst.ip, dst.port, packet);
 }
 
@@ -208,6 +240,13 @@ void Progress::OnCompletion(const ses::Completion& c) {
                            : static_cast<int>(c.transport.last_nack_code);
     e.src = src;
     e.text = c.Describe();
+    if (security_ && c.status == ses::CompletionStatus::kTransportError) {
+      // Receivers never answer what fails authentication: say what silence
+      // most likely means when TSS is on.
+      e.text += "; TSS is on (SDI " + std::to_string(security_->sdi()) +
+                "): a peer without this secure domain's key fails to authenticate every "
+                "packet (its in_auth_fail_pkts count them) and never answers";
+    }
     UET_LOG_INFO(FI_LOG_CQ, "%s\n", e.text.c_str());
     CqPushError(*cq, std::move(e));
   }

@@ -18,6 +18,7 @@
 
 #include "pds/engine.h"
 #include "provider/io/packet_io.h"
+#include "provider/packet_security.h"
 #include "provider/uet_prov.h"
 #include "ses/endpoint.h"
 #include "uet/environment.h"
@@ -60,6 +61,9 @@ class Progress final : public pds::PacketSink, public ses::EndpointEvents {
   void CountDroppedCm() { ++dropped_cm_; }
   uint64_t dropped_cm() const { return dropped_cm_; }
   const char* io_backend() const { return io_->backend_name(); }
+  // TSS on: every UET datagram is sealed and opened (packet_security.h).
+  void SetSecurity(std::unique_ptr<PacketSecurity> s) { security_ = std::move(s); }
+  const PacketSecurity* security() const { return security_.get(); }
   PacketIo::Stats io_stats() const { return io_->stats(); }
 
   // Registers an operation; its id is the SES context.
@@ -85,6 +89,11 @@ class Progress final : public pds::PacketSink, public ses::EndpointEvents {
   std::unique_ptr<PacketIo> io_;
   SeededRandom random_;
   std::unique_ptr<ses::Endpoint> ses_;
+  std::unique_ptr<PacketSecurity> security_;  // TSS, when on
+  // Refused datagrams are logged as a warning at most once a second.
+  void ReportTssRefusals(TimePoint now);
+  uint64_t tss_refused_reported_ = 0;
+  TimePoint tss_reported_at_{};
   uint64_t next_op_ = 1;
   std::map<uint64_t, OpRecord> ops_;
   uint64_t dropped_cm_ = 0;  // CM datagrams not for this endpoint (or malformed)

@@ -4,11 +4,16 @@
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_collective.h>
 #include <rdma/fi_rma.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cstring>
 #include <new>
+#include <optional>
+#include <string>
 
+#include "absl/status/statusor.h"
+#include "provider/packet_security.h"
 #include "provider/progress.h"
 #include "provider/uet_prov.h"
 
@@ -110,11 +115,9 @@ int EpBind(struct fid* fid, struct fid* bfid, uint64_t flags) {
 ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
   const ProviderParams& p = Params();
   ses::EndpointConfig c;
-  if (p.payload_bytes > 0) {
-    c.payload_bytes = p.payload_bytes;
-    c.pds.max_packet_bytes =
-        std::max(c.pds.max_packet_bytes, p.payload_bytes + ses::EndpointConfig::kMaxSesOverhead + 16);
-  }
+  c.payload_bytes = PayloadBytes();  // less the TSS overhead when TSS is on
+  c.pds.max_packet_bytes =
+      std::max(c.pds.max_packet_bytes, c.payload_bytes + ses::EndpointConfig::kMaxSesOverhead + 16);
   // Any ordering asked for (send-after-send, RMA/atomic read/write orders)
   // needs ROD: RUD may place a later operation first when a packet is lost.
   const bool ordered = ep.info->tx_attr != nullptr && (ep.info->tx_attr->msg_order & kMsgOrder);
@@ -125,6 +128,37 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
   c.pid_on_fep = ep.local.pid_on_fep;
   c.resource_index = ep.local.start_resource_index;
   return c;
+}
+
+// The libfabric error for a TSS set-up failure.
+int FiErrorOfSecurity(const absl::Status& s) {
+  if (s.code() == absl::StatusCode::kPermissionDenied) return -FI_EACCES;
+  if (s.code() == absl::StatusCode::kNotFound) return -FI_ENOENT;
+  return -FI_EINVAL;
+}
+
+// TSS (FI_UET_TSS_KEY_FILE): the set-up of this endpoint's secure domain, and
+// the SES endpoint bound to the SD's JobID; nothing when TSS is off.
+absl::StatusOr<std::optional<SecuritySetup>> SecuritySetupFor(ses::EndpointConfig& config) {
+  const ProviderParams& p = Params();
+  if (p.tss_key_file.empty()) return std::optional<SecuritySetup>();
+  SecuritySetup s;
+  s.key_file = p.tss_key_file;
+  if (p.tss_sdi >= 0) s.sdi = static_cast<uint32_t>(p.tss_sdi);
+  if (p.tss_ssi >= 0) s.ssi = static_cast<uint32_t>(p.tss_ssi);
+  s.auth_fail_latch = static_cast<uint64_t>(p.tss_auth_fail_latch);
+  absl::StatusOr<JobId> job = PacketSecurity::JobOf(s);
+  if (!job.ok()) return job.status();
+  config.job = *job;
+  config.jobs = {*job};
+  return std::optional<SecuritySetup>(std::move(s));
+}
+
+// Microseconds of wall clock: the first TSC counter (packet_security.h).
+uint64_t WallClockMicros() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return uint64_t(ts.tv_sec) * 1'000'000 + uint64_t(ts.tv_nsec) / 1000;
 }
 
 }  // namespace
@@ -145,6 +179,12 @@ int EnableEndpoint(Endpoint& ep) {
     return -FI_EINVAL;
   }
   ses::EndpointConfig config = SesConfigFor(ep);
+  absl::StatusOr<std::optional<SecuritySetup>> security = SecuritySetupFor(config);
+  if (!security.ok()) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: TSS: %s\n",
+                 std::string(security.status().message()).c_str());
+    return FiErrorOfSecurity(security.status());
+  }
   // The initiator ID is the UDP port: unique among the endpoints of a host.
   Result<std::unique_ptr<Progress>> p = Progress::Create(ep, config, *io);
   if (!p.ok()) {
@@ -154,6 +194,23 @@ int EnableEndpoint(Endpoint& ep) {
     return FiErrorOfIoOpen(p.error());
   }
   ep.progress = std::move(*p);
+  if (*security) {
+    SecuritySetup& s = **security;
+    s.local = ep.progress->addr();
+    s.port = ep.progress->port();
+    s.first_counter = WallClockMicros();
+    absl::StatusOr<std::unique_ptr<PacketSecurity>> sec = PacketSecurity::Create(s);
+    if (!sec.ok()) {
+      UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: TSS: %s\n",
+                   std::string(sec.status().message()).c_str());
+      ep.progress.reset();
+      return FiErrorOfSecurity(sec.status());
+    }
+    UET_LOG_INFO(FI_LOG_EP_CTRL, "uet: endpoint port %u: TSS on, SDI %u, SSI 0x%08x, %s mode\n",
+                 s.port, (*sec)->sdi(), (*sec)->ssi(),
+                 tss::KeyModeName((*sec)->sd().config().mode));
+    ep.progress->SetSecurity(std::move(*sec));
+  }
   ep.local.udp_port = ep.progress->port();
   ep.local.initiator_id = ep.local.udp_port;
   // The domain's memory registrations, under their keys (uet_mr.cc).

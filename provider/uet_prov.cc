@@ -5,6 +5,7 @@
 #include <new>
 #include <optional>
 
+#include "provider/packet_security.h"
 #include "provider/uet_prov.h"
 #include "ses/endpoint.h"
 
@@ -59,6 +60,15 @@ ProviderParams ReadParams() {
   if (fi_param_get_int(&g_provider, "idle_progress_ms", &v) == FI_SUCCESS && v >= 0) {
     p.idle_progress_ms = v;
   }
+  s = nullptr;
+  if (fi_param_get_str(&g_provider, "tss_key_file", &s) == FI_SUCCESS && s != nullptr) {
+    p.tss_key_file = s;
+  }
+  if (fi_param_get_int(&g_provider, "tss_sdi", &v) == FI_SUCCESS) p.tss_sdi = v;
+  if (fi_param_get_int(&g_provider, "tss_ssi", &v) == FI_SUCCESS) p.tss_ssi = v;
+  if (fi_param_get_int(&g_provider, "tss_auth_fail_latch", &v) == FI_SUCCESS && v >= 0) {
+    p.tss_auth_fail_latch = v;
+  }
   if (fi_param_get_int(&g_provider, "busy_poll_us", &v) == FI_SUCCESS && v > 0) {
     p.busy_poll_us = v;
   }
@@ -90,7 +100,10 @@ const ProviderParams& Params() {
 
 size_t PayloadBytes() {
   const ProviderParams& p = Params();
-  return p.payload_bytes > 0 ? p.payload_bytes : ses::EndpointConfig::kDefaultPayloadBytes;
+  const size_t base =
+      p.payload_bytes > 0 ? p.payload_bytes : ses::EndpointConfig::kDefaultPayloadBytes;
+  const size_t tss = p.tss_key_file.empty() ? 0 : PacketSecurity::kOverhead;
+  return base > tss + 64 ? base - tss : base;
 }
 
 InfoConfig InfoConfigFromParams() {
@@ -98,8 +111,7 @@ InfoConfig InfoConfigFromParams() {
   InfoConfig c;
   c.iface_addr = p.addr;
   c.port = static_cast<uint16_t>(p.port);
-  c.payload_bytes = p.payload_bytes > 0 ? p.payload_bytes
-                                        : ses::EndpointConfig::kDefaultPayloadBytes;
+  c.payload_bytes = PayloadBytes();
   return c;
 }
 
@@ -212,6 +224,18 @@ extern "C" FI_EXT_INI {
                   "Manual progress: when the application has not driven progress for this "
                   "many milliseconds (blocked elsewhere), a domain thread answers peers (ACKs, "
                   "retransmissions, timers) until it does again (default 2; 0: never)");
+  fi_param_define(&g_provider, "tss_key_file", FI_PARAM_STRING,
+                  "Transport security (TSS, AES-256-GCM): the key file both hosts share "
+                  "(mode 0600; format in spec-notes/tss.md). Unset: packets travel in clear");
+  fi_param_define(&g_provider, "tss_sdi", FI_PARAM_INT,
+                  "TSS: the secure domain (SDI) of the key file to join (default: its only one)");
+  fi_param_define(&g_provider, "tss_ssi", FI_PARAM_INT,
+                  "TSS: this endpoint's source security identifier (default: the low 16 bits "
+                  "of its IP address and its UDP port)");
+  fi_param_define(&g_provider, "tss_auth_fail_latch", FI_PARAM_INT,
+                  "TSS: after this many packets that fail authentication the secure domain "
+                  "drops everything until reset (default 0: never; counted and logged either "
+                  "way). A threshold lets anyone who can reach the port stop the job");
   fi_param_define(&g_provider, "busy_poll_us", FI_PARAM_INT,
                   "fi_cq_sread and fi_cntr_wait run progress without sleeping for this many "
                   "microseconds before they sleep on the sockets (default 0: sleep at once)");

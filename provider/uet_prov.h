@@ -81,12 +81,22 @@ struct ProviderParams {
   // application driving progress, the domain thread answers peers until it
   // does again (0: never; the application alone drives progress).
   int idle_progress_ms = 2;
+  // FI_UET_TSS_KEY_FILE: transport security on, with the secure domain
+  // FI_UET_TSS_SDI (-1: the file's only one) and this endpoint's SSI
+  // FI_UET_TSS_SSI (-1: DefaultSsi); provider/packet_security.h.
+  std::string tss_key_file;
+  int64_t tss_sdi = -1;
+  int64_t tss_ssi = -1;
+  int64_t tss_auth_fail_latch = 0;  // FI_UET_TSS_AUTH_FAIL_LATCH (0: never)
   // FI_UET_BUSY_POLL_US: fi_cq_sread / fi_cntr_wait keep running progress
   // without sleeping for this long before they sleep in poll() (0: sleep at once).
   int busy_poll_us = 0;
 };
 const ProviderParams& Params();
 InfoConfig InfoConfigFromParams();
+// Payload bytes per packet: FI_UET_PAYLOAD (or the SES default) less what TSS
+// adds per datagram when it is on, so sealed packets fit the same MTU.
+size_t PayloadBytes();
 // True while a blocking wait that began at `start` should spin instead of
 // sleeping (FI_UET_BUSY_POLL_US).
 bool BusyPolling(std::chrono::steady_clock::time_point start);
@@ -381,9 +391,6 @@ int QueryAtomic(struct fid_domain* domain, enum fi_datatype datatype, enum fi_op
 int RegisterDomainMrs(Endpoint& ep);
 // The SES access bits of libfabric access flags (FI_REMOTE_READ/WRITE).
 uint8_t SesAccess(uint64_t access);
-// Payload bytes per packet the endpoints of this provider use (FI_UET_PAYLOAD
-// or the SES default): what one atomic may carry.
-size_t PayloadBytes();
 
 // CQ side of completions (uet_cq.cc); call with the domain mutex held.
 void CqPush(Cq& cq, const CqEntry& e);

@@ -12,6 +12,7 @@ packages=(
   iproute2                          # ip netns, veth, ss: the two-host main job
   nftables                          # packet loss inside a test namespace
   time                              # /usr/bin/time: CPU cost of fi_pingpong runs
+  tcpdump                           # TSS test: no plaintext on the wire
 )
 
 missing=()

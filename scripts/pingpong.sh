@@ -42,6 +42,15 @@
 #                             to, a port or a range "A-B" (default 4793, the UET
 #                             port, for uet; 1-65535 for other providers, whose
 #                             ports are ephemeral).
+#   UET_PINGPONG_SERVER_ENV="VAR=value ..."  extra environment for the server
+#   UET_PINGPONG_CLIENT_ENV="VAR=value ..."  and for the client only (e.g. a
+#                             different FI_UET_TSS_KEY_FILE); space-separated.
+#   UET_PINGPONG_DURING="CMD" run CMD (bash -c) in the client's namespace (or on
+#                             the host with loopback) while the transfer runs,
+#                             started right after the client; its output is
+#                             shown as "--- during"; the script waits for it.
+#   UET_PINGPONG_CAPTURE=FILE with namespaces: tcpdump writes the UDP packets on
+#                             the server's veth to FILE (pcap) during the run.
 #   UET_PINGPONG_TIMEOUT=S    each fi_pingpong runs under `timeout S` (default 120).
 #   UET_PINGPONG_CPUS="S C"   pin the server to CPU list S and the client to C
 #                             (taskset -c), e.g. "0 1": keeps the two spinning
@@ -129,6 +138,15 @@ done < <(compgen -e)
 if ((${#impair_env[@]})) && [ "$prov" = uet ]; then
   impair_env+=(FI_LOG_LEVEL=info FI_LOG_SUBSYS=ep_data)
 fi
+read -r -a server_env <<<"${UET_PINGPONG_SERVER_ENV:-}"
+read -r -a client_env <<<"${UET_PINGPONG_CLIENT_ENV:-}"
+for v in "${server_env[@]}" "${client_env[@]}"; do
+  [[ "$v" == *=* ]] || die "UET_PINGPONG_SERVER_ENV / _CLIENT_ENV: '$v' is not VAR=value"
+done
+capture=${UET_PINGPONG_CAPTURE:-}
+if [ -n "$capture" ]; then
+  command -v tcpdump >/dev/null || die "UET_PINGPONG_CAPTURE needs tcpdump (apt-get install tcpdump)"
+fi
 
 # Addresses from 198.18.0.0/15 (RFC 2544, network benchmarking) and
 # 2001:db8::/32 (documentation), used only inside the namespaces created here.
@@ -150,6 +168,7 @@ veth_b="uetvb$$"
 oob_port=$((47592 + $$ % 1000))
 pids=()
 made_ns=0
+capture_pid=
 nft_done=1
 shown=0
 out=$(mktemp -d)
@@ -239,8 +258,8 @@ if [ -z "$loopback" ] && [ "$(id -u)" -eq 0 ] && ip netns add "$ns_a" 2>/dev/nul
   for ns in "$ns_a" "$ns_b"; do ip -n "$ns" link set lo up; done
   ip -n "$ns_a" link set "$veth_a" up
   ip -n "$ns_b" link set "$veth_b" up
-  run_a=(ip netns exec "$ns_a" env FI_UET_ADDR="$addr_a" "${impair_env[@]}")
-  run_b=(ip netns exec "$ns_b" env FI_UET_ADDR="$addr_b" "${impair_env[@]}")
+  run_a=(ip netns exec "$ns_a" env FI_UET_ADDR="$addr_a" "${impair_env[@]}" "${server_env[@]}")
+  run_b=(ip netns exec "$ns_b" env FI_UET_ADDR="$addr_b" "${impair_env[@]}" "${client_env[@]}")
   server_ip=$addr_a
   echo "pingpong: two network namespaces ($ns_a $addr_a <-> $ns_b $addr_b, veth)"
   if [ -n "$loss" ]; then
@@ -259,8 +278,8 @@ else
     die "network namespaces not permitted here: loss (UET_PINGPONG_LOSS_PCT) is not supported on loopback"
   fi
   # One host: the server keeps the UET port, the client takes an ephemeral one.
-  run_a=(env FI_UET_ADDR="$lo_addr" FI_UET_PORT=4793 "${impair_env[@]}")
-  run_b=(env FI_UET_ADDR="$lo_addr" FI_UET_PORT=0 "${impair_env[@]}")
+  run_a=(env FI_UET_ADDR="$lo_addr" FI_UET_PORT=4793 "${impair_env[@]}" "${server_env[@]}")
+  run_b=(env FI_UET_ADDR="$lo_addr" FI_UET_PORT=0 "${impair_env[@]}" "${client_env[@]}")
   server_ip=$lo_addr
   if [ -n "$loopback" ]; then
     echo "pingpong: loopback ($lo_addr, UET_PINGPONG_LOOPBACK set)"
@@ -286,6 +305,20 @@ if [ -x /usr/bin/time ]; then
   cpu_b=(/usr/bin/time -q -f '%U %S' -o "$out/client.cpu")
 fi
 
+if [ -n "$capture" ]; then
+  ((made_ns)) || die "UET_PINGPONG_CAPTURE needs the two namespaces"
+  "${run_a[@]}" tcpdump -i "$veth_a" -U -s 0 -w "$capture" udp >"$out/tcpdump" 2>&1 &
+  pids+=("$!")
+  capture_pid=$!
+  # tcpdump says "listening on" once its socket is open; give it a moment more
+  # to attach its filter before the first packet.
+  for _ in $(seq 1 50); do
+    grep -q "listening on" "$out/tcpdump" 2>/dev/null && break
+    sleep 0.1
+  done
+  sleep 0.5
+fi
+
 export FI_PROVIDER_PATH="$prov_dir"
 "${run_a[@]}" "${prio[@]}" "${pin_a[@]}" timeout "$tmo" "${cpu_a[@]}" fi_pingpong -p "$prov" -B "$oob_port" "${opts[@]}" \
   "${client_extra[@]}" >"$out/server" 2>&1 &
@@ -302,8 +335,19 @@ rc_client=0
   "${client_extra[@]}" "$server_ip" >"$out/client" 2>&1 &
 client=$!
 pids+=("$client")
+during_pid=
+if [ -n "${UET_PINGPONG_DURING:-}" ]; then
+  "${run_b[@]}" bash -c "$UET_PINGPONG_DURING" >"$out/during" 2>&1 &
+  during_pid=$!
+  pids+=("$during_pid")
+fi
 wait "$client" || rc_client=$?
-pids=("$server")
+if [ -n "$during_pid" ]; then
+  wait "$during_pid" || echo "pingpong: the UET_PINGPONG_DURING command failed ($?)"
+  echo "--- during"
+  cat "$out/during"
+fi
+pids=("$server" ${capture_pid:+"$capture_pid"})
 # The server ends with the client; if the client failed it may wait for ever.
 grace=100
 ((rc_client == 0)) || grace=30
@@ -314,6 +358,11 @@ done
 kill "$server" 2>/dev/null || true
 rc_server=0
 wait "$server" || rc_server=$?
+if [ -n "${capture_pid:-}" ]; then
+  kill "$capture_pid" 2>/dev/null || true  # TERM: tcpdump writes what it has and exits
+  wait "$capture_pid" 2>/dev/null || true
+  echo "pingpong: capture $capture ($(grep -o '[0-9]* packets captured' "$out/tcpdump" || echo '? packets'))"
+fi
 pids=()
 show
 ((made_ns)) && nft_report

@@ -4,8 +4,11 @@
 // ctest runs every case in its own process, so each case sets its variables
 // before its first fi_getinfo. Run by hand in one process with other cases,
 // every case after the first skips, saying why.
+#include <sys/stat.h>
 #include <time.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <regex>
 #include <string>
 
@@ -150,6 +153,82 @@ double IdleSreadCpuMs(CqReader& rx) {
   const double before = ThreadCpuMs();
   EXPECT_EQ(fi_cq_sread(rx.cq, &e, 1, nullptr, 150), -FI_EAGAIN);
   return ThreadCpuMs() - before;
+}
+
+// A key file (direct mode, SDI 0x000101, JobID 42) in a fresh directory.
+std::string WriteKeyFile(mode_t mode) {
+  char dir[] = "/tmp/uet-tss-test-XXXXXX";
+  EXPECT_NE(mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/job.key";
+  FILE* f = fopen(path.c_str(), "w");
+  EXPECT_NE(f, nullptr);
+  fprintf(f, "uet-tss-keyfile 1\nsd 0x000101 42 direct\nkey 0x000101 0 current ");
+  for (int i = 0; i < 32; ++i) fprintf(f, "%02x", (i * 37 + 11) & 0xff);
+  fprintf(f, "\n");
+  fclose(f);
+  EXPECT_EQ(chmod(path.c_str(), mode), 0);
+  return path;
+}
+
+TEST(IoParams, KeyFileReadableByOthersFailsEnable) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_TSS_KEY_FILE", WriteKeyFile(0644).c_str(), 1);
+  EXPECT_EQ(EnableResult(), -FI_EACCES);
+}
+
+TEST(IoParams, MissingKeyFileFailsEnable) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_TSS_KEY_FILE", "/nonexistent/uet.key", 1);
+  EXPECT_EQ(EnableResult(), -FI_ENOENT);
+}
+
+TEST(IoParams, UnknownSdiFailsEnable) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_TSS_KEY_FILE", WriteKeyFile(0600).c_str(), 1);
+  setenv("FI_UET_TSS_SDI", "7", 1);
+  EXPECT_EQ(EnableResult(), -FI_ENOENT);
+}
+
+class TssRdm : public RdmApi {
+ protected:
+  void SetUp() override {
+    SKIP_UNLESS_FIRST_IN_PROCESS();
+    setenv("FI_UET_TSS_KEY_FILE", WriteKeyFile(0600).c_str(), 1);
+    setenv("FI_LOG_LEVEL", "info", 1);
+    setenv("FI_LOG_SUBSYS", "ep_data", 1);
+    RdmApi::SetUp();
+  }
+};
+
+TEST_F(TssRdm, EverySizeArrivesSealedAndOpened) {
+  for (size_t len : kSizes) {
+    ASSERT_NO_FATAL_FAILURE(SendRecv(len, false));
+    ASSERT_NO_FATAL_FAILURE(SendRecv(len, true));
+  }
+  testing::internal::CaptureStderr();
+  a_.Close();
+  b_.Close();
+  const std::string log = testing::internal::GetCapturedStderr();
+  // Both endpoints sealed and opened packets, and refused none.
+  const std::regex tss("TSS SDI 257:([^\n]*)");
+  int endpoints = 0;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), tss);
+       it != std::sregex_iterator(); ++it) {
+    const std::string counters = (*it)[1];
+    EXPECT_NE(counters.find("in_auth_pkts="), std::string::npos) << counters;
+    EXPECT_NE(counters.find("out_auth_pkts="), std::string::npos) << counters;
+    EXPECT_EQ(counters.find("fail"), std::string::npos) << counters;
+    ++endpoints;
+  }
+  EXPECT_EQ(endpoints, 2) << log;
+}
+
+TEST_F(TssRdm, DatagramPayloadLeavesRoomForTheTssOverhead) {
+  // 1324 - 32 (TSS header with SSI + tag): a sealed packet fits the MTU a
+  // clear one did.
+  InfoPtr dgram = GetInfo({.caps = FI_MSG, .type = FI_EP_DGRAM});
+  ASSERT_NE(dgram, nullptr);
+  EXPECT_EQ(dgram->ep_attr->max_msg_size, kPayload - 32);
 }
 
 class BusyPollRdm : public RdmApi {

@@ -1,0 +1,164 @@
+// PacketSecurity: design in packet_security.h.
+#include "provider/packet_security.h"
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "provider/uet_prov.h"
+#include "tss/seal.h"
+
+namespace uet::prov {
+namespace {
+
+// Sources whose SSI is remembered for the collision check.
+constexpr size_t kMaxSsiSources = 4096;
+
+bool IsWildcard(const IpAddress& a) {
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a.data()[i] != 0) return false;
+  }
+  return true;
+}
+
+// The record of the SD `setup` selects: FI_UET_TSS_SDI, or the file's only SD.
+absl::StatusOr<const tss::SdRecord*> SelectSd(const tss::KeyFileDb& db,
+                                              const SecuritySetup& setup) {
+  uint32_t sdi = 0;
+  if (setup.sdi) {
+    sdi = *setup.sdi;
+  } else {
+    const std::vector<uint32_t> sdis = db.Sdis();
+    if (sdis.size() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "key file ", setup.key_file, " declares ", sdis.size(),
+          " secure domains: choose one with FI_UET_TSS_SDI"));
+    }
+    sdi = sdis.front();
+  }
+  const tss::SdRecord* record = db.Find(sdi);
+  if (record == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat("key file ", setup.key_file, " has no secure domain SDI ", sdi));
+  }
+  return record;
+}
+
+}  // namespace
+
+absl::StatusOr<JobId> PacketSecurity::JobOf(const SecuritySetup& setup) {
+  absl::StatusOr<tss::KeyFileDb> db = tss::KeyFileDb::Load(setup.key_file);
+  if (!db.ok()) return db.status();
+  absl::StatusOr<const tss::SdRecord*> record = SelectSd(*db, setup);
+  if (!record.ok()) return record.status();
+  return (*record)->job;
+}
+
+uint32_t DefaultSsi(const IpAddress& addr, uint16_t port) {
+  const uint8_t* b = addr.data() + addr.size() - 2;
+  return (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | port;
+}
+
+absl::StatusOr<std::unique_ptr<PacketSecurity>> PacketSecurity::Create(
+    const SecuritySetup& setup) {
+  if (IsWildcard(setup.local)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "TSS needs a specific local address (the AAD holds both addresses), not ",
+        setup.local.ToString(), ": set FI_UET_ADDR"));
+  }
+  absl::StatusOr<tss::KeyFileDb> db = tss::KeyFileDb::Load(setup.key_file);
+  if (!db.ok()) return db.status();
+  absl::StatusOr<const tss::SdRecord*> selected = SelectSd(*db, setup);
+  if (!selected.ok()) return selected.status();
+  const tss::SdRecord* record = *selected;
+  std::unique_ptr<PacketSecurity> s(new PacketSecurity());
+  s->local_ = setup.local;
+  s->ssi_ = setup.ssi.value_or(DefaultSsi(setup.local, setup.port));
+  tss::SdConfig config = tss::ConfigFor(*record);
+  config.ssi = s->ssi_;
+  config.first_counter = setup.first_counter % tss::kCounterSpace;
+  config.auth_fail_threshold = setup.auth_fail_latch;
+  Result<tss::SecureDomain*> sd = s->table_.Add(config);
+  if (!sd.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("secure domain ", record->sdi, ": ", sd.error().ToString()));
+  }
+  s->sd_ = *sd;
+  if (absl::Status st = tss::ApplyKeys(*db, *s->sd_); !st.ok()) return st;
+  return s;
+}
+
+std::optional<std::span<const std::byte>> PacketSecurity::Seal(
+    const FabricAddress& dst, std::span<const std::byte> packet) {
+  const size_t header = sd_->header_size();
+  tx_.resize(header + packet.size() + tss::kTagSize);
+  if (!packet.empty()) std::memcpy(tx_.data() + header, packet.data(), packet.size());
+  // Server mode derives the client's key from its SSI: the peer's SSI under
+  // the same rule as ours (FI_UET_TSS_SSI overrides only the local one).
+  const tss::SealPeer peer{.ssi = DefaultSsi(dst.ip, dst.port)};
+  Result<size_t> n =
+      tss::Seal(*sd_, tss::AadAddrs{.src = local_, .dst = dst.ip, .entropy_header = {}}, tx_,
+                packet.size(), peer);
+  if (!n.ok()) return std::nullopt;
+  return std::span<const std::byte>(tx_.data(), *n);
+}
+
+std::optional<std::span<const std::byte>> PacketSecurity::Open(
+    const FabricAddress& src, std::span<const std::byte> datagram) {
+  rx_.assign(datagram.begin(), datagram.end());
+  Result<tss::Opened> opened =
+      tss::Open(table_, tss::AadAddrs{.src = src.ip, .dst = local_, .entropy_header = {}}, rx_);
+  if (!opened.ok()) {
+    ++refused_;
+    last_refusal_ = src.ToString() + ": " + opened.error().ToString();
+    return std::nullopt;
+  }
+  NoteSsi(src, datagram);
+  return std::span<const std::byte>(rx_.data() + opened->header_size, opened->plaintext_size);
+}
+
+void PacketSecurity::NoteSsi(const FabricAddress& src, std::span<const std::byte> datagram) {
+  // An authenticated packet carries SP=1 and the SSI at offset 4.
+  if (datagram.size() < 8) return;
+  const uint32_t ssi = (std::to_integer<uint32_t>(datagram[4]) << 24) |
+                       (std::to_integer<uint32_t>(datagram[5]) << 16) |
+                       (std::to_integer<uint32_t>(datagram[6]) << 8) |
+                       std::to_integer<uint32_t>(datagram[7]);
+  auto it = ssi_sources_.find(ssi);
+  if (it == ssi_sources_.end()) {
+    if (ssi_sources_.size() < kMaxSsiSources) ssi_sources_.emplace(ssi, src);
+    return;
+  }
+  if (it->second.ip != src.ip && !ssi_collision_logged_) {
+    // A moved port is the same sender restarted; another IP with the same SSI
+    // shares the sender's IV space under a shared key.
+    ssi_collision_logged_ = true;
+    UET_LOG_WARN(FI_LOG_EP_DATA,
+                 "uet: TSS SDI %u: SSI 0x%08x used by %s and %s: IVs may repeat under a "
+                 "shared key; give one of them another FI_UET_TSS_SSI\n",
+                 sd_->sdi(), ssi, it->second.ToString().c_str(), src.ToString().c_str());
+  }
+}
+
+std::string PacketSecurity::CountersText() const {
+  const tss::SdCounters& c = sd_->counters();
+  std::string s;
+  auto add = [&s](const char* name, uint64_t v) {
+    if (v != 0) absl::StrAppend(&s, " ", name, "=", v);
+  };
+  add("in_auth_pkts", c.in_auth_pkts);
+  add("in_auth_fail_pkts", c.in_auth_fail_pkts);
+  add("in_invalid", c.in_invalid);
+  add("in_invalid_sa", c.in_invalid_sa);
+  add("in_late_pkts", c.in_late_pkts);
+  add("in_replay_pkts", c.in_replay_pkts);
+  add("in_binding_failure_pkts", c.in_binding_failure_pkts);
+  add("out_auth_pkts", c.out_auth_pkts);
+  add("out_invoke_fail", c.out_invoke_fail);
+  add("out_errored_pkts", c.out_errored_pkts);
+  add("in_errored_pkts", table_.port_counters().in_errored_pkts);
+  add("in_rx_encryption_bypass_pkts", table_.port_counters().in_rx_encryption_bypass_pkts);
+  return s;
+}
+
+}  // namespace uet::prov
