@@ -187,65 +187,77 @@ void DisableUtilityLayering(fi_provider& p) {
   std::memcpy(&p.context, &ctx, sizeof ctx);
 }
 
+// Every knob, as `fi_info -e` shows it (FI_UET_<NAME>); ReadParams reads them.
+struct ParamDef {
+  const char* name;
+  enum fi_param_type type;
+  const char* help;
+};
+constexpr ParamDef kParamDefs[] = {
+    {"addr", FI_PARAM_STRING,
+     "Local IP address to bind (default: the address that routes to the peer, "
+     "else the first non-loopback interface address)"},
+    {"port", FI_PARAM_INT,
+     "UDP port to receive UET on (default 4793; 0 = ephemeral, needed when "
+     "several endpoints share a host)"},
+    {"payload", FI_PARAM_INT,
+     "Payload bytes per packet (default 1324, fits a 1500-byte MTU; 8824 for "
+     "9000-byte jumbo frames)"},
+    {"delivery", FI_PARAM_STRING,
+     "PDS delivery mode for RDM: rud or rod (default: rod when the application "
+     "asks for send-after-send ordering, else rud)"},
+    {"rto_floor_us", FI_PARAM_INT,
+     "Smallest retransmission timeout in microseconds (default: PDS default)"},
+    {"retry_limit", FI_PARAM_INT,
+     "Timeouts in a row without progress before a peer is declared unreachable "
+     "(default 25: about 1.7 s of silence, the RTO doubling from 200 us to 100 ms)"},
+    {"cm_timeout_ms", FI_PARAM_INT,
+     "MSG endpoints: how long fi_connect / fi_accept wait for the peer before "
+     "an FI_ETIMEDOUT error on the EQ (default 10000)"},
+    {"io_backend", FI_PARAM_STRING,
+     "I/O engine: mmsg (recvmmsg/sendmmsg, default), uring (io_uring, Linux 6.1+) "
+     "or auto (uring when it opens, else mmsg)"},
+    {"gso", FI_PARAM_BOOL,
+     "Send runs of equal-size packets to one peer as one UDP GSO send (default 1)"},
+    {"gro", FI_PARAM_BOOL,
+     "Accept GRO-coalesced UDP receives (default 1)"},
+    {"idle_progress_ms", FI_PARAM_INT,
+     "Manual progress: when the application has not driven progress for this "
+     "many milliseconds (blocked elsewhere), a domain thread answers peers (ACKs, "
+     "retransmissions, timers) until it does again (default 2; 0: never)"},
+    {"tss_key_file", FI_PARAM_STRING,
+     "Transport security (TSS, AES-256-GCM): the key file both hosts share "
+     "(mode 0600; format in spec-notes/tss.md). Unset: packets travel in clear"},
+    {"tss_sdi", FI_PARAM_INT,
+     "TSS: the secure domain (SDI) of the key file to join (default: its only one)"},
+    {"tss_ssi", FI_PARAM_INT,
+     "TSS: this endpoint's source security identifier (default: the low 16 bits "
+     "of its IP address and its UDP port)"},
+    {"tss_auth_fail_latch", FI_PARAM_INT,
+     "TSS: after this many packets that fail authentication the secure domain "
+     "drops everything until reset (default 0: never; counted and logged either "
+     "way). A threshold lets anyone who can reach the port stop the job"},
+    {"busy_poll_us", FI_PARAM_INT,
+     "fi_cq_sread and fi_cntr_wait run progress without sleeping for this many "
+     "microseconds before they sleep on the sockets (default 0: sleep at once)"},
+    {"impair_drop_ppm", FI_PARAM_INT,
+     "Testing: drop this many sent datagrams per million (seeded, counted)"},
+    {"impair_dup_ppm", FI_PARAM_INT,
+     "Testing: send this many datagrams per million twice"},
+    {"impair_reorder_ppm", FI_PARAM_INT,
+     "Testing: hold back this many datagrams per million behind later ones"},
+    {"impair_seed", FI_PARAM_INT,
+     "Testing: seed of the impairment stage (default 1)"},
+};
+
 }  // namespace
 }  // namespace uet::prov
 
 extern "C" FI_EXT_INI {
   using uet::prov::g_provider;
   uet::prov::DisableUtilityLayering(g_provider);
-  fi_param_define(&g_provider, "addr", FI_PARAM_STRING,
-                  "Local IP address to bind (default: the address that routes to the peer, "
-                  "else the first non-loopback interface address)");
-  fi_param_define(&g_provider, "port", FI_PARAM_INT,
-                  "UDP port to receive UET on (default 4793; 0 = ephemeral, needed when "
-                  "several endpoints share a host)");
-  fi_param_define(&g_provider, "payload", FI_PARAM_INT,
-                  "Payload bytes per packet (default 1324, fits a 1500-byte MTU; 8824 for "
-                  "9000-byte jumbo frames)");
-  fi_param_define(&g_provider, "delivery", FI_PARAM_STRING,
-                  "PDS delivery mode for RDM: rud or rod (default: rod when the application "
-                  "asks for send-after-send ordering, else rud)");
-  fi_param_define(&g_provider, "rto_floor_us", FI_PARAM_INT,
-                  "Smallest retransmission timeout in microseconds (default: PDS default)");
-  fi_param_define(&g_provider, "retry_limit", FI_PARAM_INT,
-                  "Timeouts in a row without progress before a peer is declared unreachable "
-                  "(default 25: about 1.7 s of silence, the RTO doubling from 200 us to 100 ms)");
-  fi_param_define(&g_provider, "cm_timeout_ms", FI_PARAM_INT,
-                  "MSG endpoints: how long fi_connect / fi_accept wait for the peer before "
-                  "an FI_ETIMEDOUT error on the EQ (default 10000)");
-  fi_param_define(&g_provider, "io_backend", FI_PARAM_STRING,
-                  "I/O engine: mmsg (recvmmsg/sendmmsg, default), uring (io_uring, Linux 6.1+) "
-                  "or auto (uring when it opens, else mmsg)");
-  fi_param_define(&g_provider, "gso", FI_PARAM_BOOL,
-                  "Send runs of equal-size packets to one peer as one UDP GSO send (default 1)");
-  fi_param_define(&g_provider, "gro", FI_PARAM_BOOL,
-                  "Accept GRO-coalesced UDP receives (default 1)");
-  fi_param_define(&g_provider, "idle_progress_ms", FI_PARAM_INT,
-                  "Manual progress: when the application has not driven progress for this "
-                  "many milliseconds (blocked elsewhere), a domain thread answers peers (ACKs, "
-                  "retransmissions, timers) until it does again (default 2; 0: never)");
-  fi_param_define(&g_provider, "tss_key_file", FI_PARAM_STRING,
-                  "Transport security (TSS, AES-256-GCM): the key file both hosts share "
-                  "(mode 0600; format in spec-notes/tss.md). Unset: packets travel in clear");
-  fi_param_define(&g_provider, "tss_sdi", FI_PARAM_INT,
-                  "TSS: the secure domain (SDI) of the key file to join (default: its only one)");
-  fi_param_define(&g_provider, "tss_ssi", FI_PARAM_INT,
-                  "TSS: this endpoint's source security identifier (default: the low 16 bits "
-                  "of its IP address and its UDP port)");
-  fi_param_define(&g_provider, "tss_auth_fail_latch", FI_PARAM_INT,
-                  "TSS: after this many packets that fail authentication the secure domain "
-                  "drops everything until reset (default 0: never; counted and logged either "
-                  "way). A threshold lets anyone who can reach the port stop the job");
-  fi_param_define(&g_provider, "busy_poll_us", FI_PARAM_INT,
-                  "fi_cq_sread and fi_cntr_wait run progress without sleeping for this many "
-                  "microseconds before they sleep on the sockets (default 0: sleep at once)");
-  fi_param_define(&g_provider, "impair_drop_ppm", FI_PARAM_INT,
-                  "Testing: drop this many sent datagrams per million (seeded, counted)");
-  fi_param_define(&g_provider, "impair_dup_ppm", FI_PARAM_INT,
-                  "Testing: send this many datagrams per million twice");
-  fi_param_define(&g_provider, "impair_reorder_ppm", FI_PARAM_INT,
-                  "Testing: hold back this many datagrams per million behind later ones");
-  fi_param_define(&g_provider, "impair_seed", FI_PARAM_INT,
-                  "Testing: seed of the impairment stage (default 1)");
+  for (const uet::prov::ParamDef& d : uet::prov::kParamDefs) {
+    fi_param_define(&g_provider, d.name, d.type, d.help);
+  }
   return &g_provider;
 }
