@@ -1,7 +1,12 @@
 // uet-decode: prints the UET packets of a pcap file, tshark style.
 //
-//   uet-decode [-V] [-p PORT] FILE.pcap
+//   uet-decode [-V] [-p PORT] [-k KEYFILE] FILE.pcap
 //
+// -k: decrypt TSS packets with the key file the hosts used (tss/key_file.h)
+// and show the PDS and SES headers inside; a packet that does not open says
+// why ("not-decrypted"). A capture taken on the sending host (or across veth)
+// holds each UDP GSO batch as one frame of several datagrams; those do not
+// open. Capture on a real NIC's receive side, or send with FI_UET_GSO=0.
 // One line per UET packet (UDP destination or source port PORT, default 4793);
 // -V adds the field tree of every header. Frames that are not UDP on that port
 // are skipped and counted. A UET packet that does not decode gets a line saying
@@ -9,20 +14,23 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "apps/decode/net_headers.h"
 #include "apps/decode/packet_decoder.h"
 #include "apps/decode/pcap_io.h"
+#include "apps/decode/tss_decrypt.h"
 #include "uet/udp_encap.h"
 
 namespace {
 
 void Usage() {
   std::fprintf(stderr,
-               "usage: uet-decode [-V] [-p PORT] FILE.pcap\n"
-               "  -V       print the full field tree of each packet\n"
-               "  -p PORT  UDP port that carries UET (default %u)\n",
+               "usage: uet-decode [-V] [-p PORT] [-k KEYFILE] FILE.pcap\n"
+               "  -V          print the full field tree of each packet\n"
+               "  -p PORT     UDP port that carries UET (default %u)\n"
+               "  -k KEYFILE  decrypt TSS packets with this key file\n",
                static_cast<unsigned>(uet::kUetUdpPort));
 }
 
@@ -38,9 +46,17 @@ int main(int argc, char** argv) {
   bool verbose = false;
   unsigned long port = uet::kUetUdpPort;
   const char* path = nullptr;
+  std::unique_ptr<uet::decode::CaptureDecryptor> decryptor;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "-V") == 0) {
       verbose = true;
+    } else if (std::strcmp(argv[i], "-k") == 0 && i + 1 < argc) {
+      auto d = uet::decode::CaptureDecryptor::Load(argv[++i]);
+      if (!d.ok()) {
+        std::fprintf(stderr, "uet-decode: %s\n", std::string(d.status().message()).c_str());
+        return 2;
+      }
+      decryptor = std::move(*d);
     } else if (std::strcmp(argv[i], "-p") == 0 && i + 1 < argc) {
       char* end = nullptr;
       port = std::strtoul(argv[++i], &end, 10);
@@ -73,7 +89,11 @@ int main(int argc, char** argv) {
     std::printf("%5llu %11.6f %s -> %s ", static_cast<unsigned long long>(f.index),
                 static_cast<double>(f.ts_usec - first_ts) / 1e6,
                 HostPort(udp->src, udp->src_port).c_str(), HostPort(udp->dst, udp->dst_port).c_str());
-    auto packet = uet::decode::DecodeUetPacket(udp->payload);
+    uet::decode::TssOpener open;
+    if (decryptor) {
+      open = [&](std::span<const std::byte> p) { return decryptor->Open(udp->src, udp->dst, p); };
+    }
+    auto packet = uet::decode::DecodeUetPacket(udp->payload, open);
     if (!packet.ok()) {
       ++undecodable;
       std::printf("UET undecodable (%zu bytes): %s\n", udp->payload.size(),

@@ -4,8 +4,10 @@
 // running transfer must not notice, and the receiver's rejection counters must.
 //
 //   uet-inject CAPTURE.pcap DST_IP DST_PORT [--only-to-port P] [--flip] [--rounds N]
+//              [--max N]
 //
 //   --only-to-port P  replay only datagrams captured with destination port P
+//   --max N           use only the first N datagrams of the capture
 //   --flip            also send a copy of each with one byte flipped
 //   --rounds N        send the whole set N times (default 1)
 //
@@ -32,7 +34,7 @@ namespace {
 int Usage() {
   std::fprintf(stderr,
                "usage: uet-inject CAPTURE.pcap DST_IP DST_PORT [--only-to-port P] [--flip] "
-               "[--rounds N]\n");
+               "[--rounds N] [--max N]\n");
   return 2;
 }
 
@@ -55,6 +57,7 @@ int main(int argc, char** argv) {
   std::optional<long> only_port;
   bool flip = false;
   long rounds = 1;
+  std::optional<long> max;
   for (int i = 4; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--flip") {
@@ -62,6 +65,9 @@ int main(int argc, char** argv) {
     } else if (a == "--only-to-port" && i + 1 < argc) {
       only_port = Number(argv[++i], 65535);
       if (!only_port) return Usage();
+    } else if (a == "--max" && i + 1 < argc) {
+      max = Number(argv[++i], 100000000);
+      if (!max) return Usage();
     } else if (a == "--rounds" && i + 1 < argc) {
       const std::optional<long> n = Number(argv[++i], 1000000);
       if (!n) return Usage();
@@ -77,6 +83,7 @@ int main(int argc, char** argv) {
         auto udp = uet::decode::ParseFrame(f.link, f.bytes);
         if (!udp.ok()) return;
         if (only_port && udp->dst_port != *only_port) return;
+        if (max && payloads.size() >= static_cast<size_t>(*max)) return;
         payloads.emplace_back(udp->payload.begin(), udp->payload.end());
       });
   if (!read.ok()) {

@@ -7,7 +7,27 @@
 
 namespace uet::decode {
 
+namespace {
+
+// PDS header, SES header (when one follows) and payload.
+Status DecodeClear(ByteReader& r, DecodedPacket& out) {
+  UET_ASSIGN_OR_RETURN(out.pds, pds::ParsePdsHeader(r));
+  const pds::NextHeader next = pds::PdsNextHeader(*out.pds);
+  if (next != pds::NextHeader::kNone) {
+    UET_ASSIGN_OR_RETURN(out.ses, ses::ParseSesHeader(next, r));
+  }
+  out.payload = r.TakeRest();
+  return OkStatus();
+}
+
+}  // namespace
+
 Result<DecodedPacket> DecodeUetPacket(std::span<const std::byte> udp_payload) {
+  return DecodeUetPacket(udp_payload, TssOpener());
+}
+
+Result<DecodedPacket> DecodeUetPacket(std::span<const std::byte> udp_payload,
+                                      const TssOpener& open) {
   ByteReader r(udp_payload);
   DecodedPacket out;
   UET_ASSIGN_OR_RETURN(pds::PdsType type, pds::PeekPdsType(r));
@@ -15,6 +35,15 @@ Result<DecodedPacket> DecodeUetPacket(std::span<const std::byte> udp_payload) {
     UET_ASSIGN_OR_RETURN(out.tss, tss::SecurityHeader::Parse(r));
     out.encrypted_bytes = r.remaining();
     out.payload = r.TakeRest();
+    if (!open) return out;
+    Result<std::span<const std::byte>> plain = open(udp_payload);
+    if (!plain.ok()) {
+      out.decrypt_error = plain.error().ToString();
+      return out;
+    }
+    ByteReader pr(*plain);
+    UET_RETURN_IF_ERROR(DecodeClear(pr, out));
+    out.decrypted = true;
     return out;
   }
   UET_ASSIGN_OR_RETURN(out.pds, pds::ParsePdsHeader(r));
@@ -29,7 +58,14 @@ Result<DecodedPacket> DecodeUetPacket(std::span<const std::byte> udp_payload) {
 void Describe(const DecodedPacket& packet, Description& d) {
   if (packet.tss) {
     DescribeTss(*packet.tss, packet.encrypted_bytes, d);
-    return;
+    if (!packet.decrypt_error.empty()) {
+      d.Open("TSS decryption");
+      d.Field("refused", packet.decrypt_error);
+      d.Close();
+      d.Token("not-decrypted");
+    }
+    if (!packet.decrypted) return;
+    d.Token("decrypted");
   }
   if (packet.pds) DescribePds(*packet.pds, d);
   if (packet.ses) DescribeSes(*packet.ses, d);
