@@ -153,7 +153,8 @@ void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
 // ---- ACK ----
 
 void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
-                       std::optional<SackBlock> sack, std::span<const std::byte> response) {
+                       std::optional<SackBlock> sack, std::span<const std::byte> response,
+                       const AckCcState* cc_state) {
   Pdc* found = FindPdcMutable(ack.dpdcid);
   if (found == nullptr || !found->tx || found->peer != from || ack.spdcid == kNoPdc ||
       (found->established && ack.spdcid != found->remote)) {
@@ -233,6 +234,7 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
     ev.rtt_sample = rtt;
     ev.ecn_marked = ack.m;
     ev.bytes_in_flight_after = tx.bytes_in_flight;
+    if (cc_state != nullptr) ev.ack_cc_state = *cc_state;
     tx.cc->OnAck(ev);
   }
   if (close_acked && pdc.state == PdcState::kClosing) {

@@ -36,11 +36,12 @@ TEST(MakeController, KnownNamesAllBuild) {
 }
 
 TEST(MakeController, UnknownNameIsNamedError) {
-  for (std::string_view name : {"nscc", "rccc", "", "Fixed", "fixed "}) {
+  for (std::string_view name : {"NSCC", "rccc+nscc", "", "Fixed", "fixed "}) {
     auto c = MakeController(name, ControllerConfig{});
     ASSERT_FALSE(c.ok()) << "'" << name << "'";
     EXPECT_EQ(c.error().code, Errc::kInvalidArgument);
-    EXPECT_EQ(c.error().ToString(), "pds.cc: invalid controller name (known: fixed)");
+    EXPECT_EQ(c.error().ToString(), "pds.cc: invalid controller name (known: fixed, nscc, rccc, nscc+rccc)");
+    EXPECT_FALSE(MakeReceiverCc(name, ControllerConfig{}).ok());
   }
 }
 
