@@ -169,6 +169,7 @@ void Nscc::MultiplicativeDecrease(TimePoint now) {
   cwnd_ = std::clamp(static_cast<uint64_t>(static_cast<double>(cwnd_) * factor), min_window_,
                      max_window_);
   last_md_ = now;
+  inc_bytes_ = 0;  // increases computed for the old window are void
   ++stats_.md_applied;
 }
 
@@ -246,8 +247,10 @@ void Nscc::OnAck(const AckEvent& e) {
       if (fast_active_ || fast_count_ > cwnd_) {
         fast_active_ = true;
         ++stats_.fast;
+        // Fast increase replaces the proportional part altogether.
         ApplyDelta(static_cast<double>(acked) * fi_scale_);
-        Fulfil(e.now);
+        inc_bytes_ = 0;
+        adjust_acked_ = 0;
         return;
       }
     } else {

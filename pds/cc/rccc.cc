@@ -80,7 +80,6 @@ uint64_t RcccSender::WindowBytes() const {
 void RcccSender::OnSent(const SentEvent& e) {
   if (idle_since_ && e.now - *idle_since_ >= config_.idle_reset) {
     balance_ = static_cast<int64_t>(config_.SpeculativeBytes());
-    last_credit_.reset();  // the receiver restarts this peer too
     ++stats_.idle_resets;
   }
   idle_since_.reset();
@@ -151,11 +150,11 @@ void RcccReceiver::OnData(TimePoint now, uint64_t peer, uint32_t bytes, bool) {
   Peer& p = peers_[peer];
   if (!p.active) {
     // A new (or returning) sender spends its speculative credit first. The
-    // wire counter restarts at 0, as the sender's does after idle_reset.
+    // wire counter goes on (never restarts), so the sender's deltas stay right
+    // whatever either side thinks of the idle time.
     p.active = true;
     p.granted = config_.SpeculativeBytes();
     p.received = 0;
-    p.credit = 0;
     ++stats_.activations;
   }
   p.received += bytes;

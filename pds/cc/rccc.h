@@ -14,7 +14,7 @@
 //     ACKs, so grants follow the rate the last hop drains: the pacing.
 //     A peer with no arrival for active_timeout stops counting (its unused
 //     credit is forgotten); its next arrival makes it active again with a new
-//     speculative credit.
+//     speculative credit; its cumulative `credit` counter never restarts.
 //   - Wire: ACK_CC cc_type 1, `credit` = the peer's cumulative grant in
 //     quanta, modulo 2^24 (credit units are unconfirmed, §9.3: this choice
 //     makes a lost or reordered ACK harmless: the next one carries the total).
