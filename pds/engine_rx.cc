@@ -112,17 +112,18 @@ void Engine::HandleRequest(TimePoint now, const FabricAddress& from, const RudRo
   ApplyClear(pdc, req.psn + req.clear_psn_offset);
   // The receiver's CC counts every request that crossed its last hop
   // (duplicates and ones dropped below included), in the sender's byte count.
-  if (rx_cc_) {
-    rx_cc_->OnData(now, pdc.local.value(),
-                   static_cast<uint32_t>(RudRodRequest::kSize + payload.size()), meta.ecn_ce);
-  }
+  // True: credit is due to this peer, ACK it now (as if AR were set).
+  const bool credit_due =
+      rx_cc_ && rx_cc_->OnData(now, pdc.local.value(),
+                               static_cast<uint32_t>(RudRodRequest::kSize + payload.size()),
+                               meta.ecn_ce);
 
   const Psn highest_before = rx.window.highest_received();
   RxPsn verdict = rx.window.Classify(req.psn);
   if (verdict == RxPsn::kNew && rx.reordered.contains(req.psn)) verdict = RxPsn::kDuplicate;
   AckArrival arrival;
   arrival.payload_bytes = static_cast<uint32_t>(payload.size());
-  arrival.ack_requested = req.ar;
+  arrival.ack_requested = req.ar || credit_due;
   // SYN: ACK the first packet of a new PDC at once (it names our PDC ID);
   // later SYN packets coalesce like any other.
   arrival.syn = req.syn && pdc.counters.packets_received == 0;

@@ -38,6 +38,12 @@ Status RcccConfig::Validate() const {
     return Error::Invalid(kContext, "target_quanta", TargetBytes() / quantum_bytes);
   }
   if (TargetBytes() < quantum_bytes) return Error::Invalid(kContext, "target_bytes", TargetBytes());
+  if (min_share_bytes > TargetBytes()) {
+    return Error::Invalid(kContext, "min_share_bytes", min_share_bytes);
+  }
+  if (ack_grant_bytes < quantum_bytes) {
+    return Error::Invalid(kContext, "ack_grant_bytes", ack_grant_bytes);
+  }
   if (active_timeout <= Duration::zero()) return Error::Invalid(kContext, "active_timeout_ns", 0);
   if (idle_reset < active_timeout) {
     return Error::Invalid(kContext, "idle_reset_ns", static_cast<uint64_t>(idle_reset.count()));
@@ -144,7 +150,17 @@ void RcccReceiver::Expire(TimePoint now) {
   if (changed) Recount();
 }
 
-void RcccReceiver::OnData(TimePoint now, uint64_t peer, uint32_t bytes, bool) {
+uint64_t RcccReceiver::Grantable(const Peer& p) const {
+  if (!p.active || active_ == 0) return 0;
+  const uint64_t target = config_.TargetBytes();
+  const uint64_t share = std::max<uint64_t>(target / active_, config_.min_share_bytes);
+  const uint64_t mine = p.Outstanding();
+  const uint64_t room_total = target > outstanding_ ? target - outstanding_ : 0;
+  const uint64_t room_mine = share > mine ? share - mine : 0;
+  return std::min(room_total, room_mine) / config_.quantum_bytes * config_.quantum_bytes;
+}
+
+bool RcccReceiver::OnData(TimePoint now, uint64_t peer, uint32_t bytes, bool) {
   Expire(now);
   stats_.data_bytes += bytes;
   Peer& p = peers_[peer];
@@ -160,6 +176,7 @@ void RcccReceiver::OnData(TimePoint now, uint64_t peer, uint32_t bytes, bool) {
   p.received += bytes;
   p.last_arrival = now;
   Recount();
+  return Grantable(p) >= config_.ack_grant_bytes;
 }
 
 std::optional<AckCcState> RcccReceiver::AckState(TimePoint now, uint64_t peer) {
@@ -167,21 +184,13 @@ std::optional<AckCcState> RcccReceiver::AckState(TimePoint now, uint64_t peer) {
   auto it = peers_.find(peer);
   if (it == peers_.end()) return CreditAckState{0, 0};
   Peer& p = it->second;
-  if (p.active && active_ > 0) {
-    const uint64_t target = config_.TargetBytes();
-    const uint64_t share = target / active_;
-    const uint64_t mine = p.Outstanding();
-    const uint64_t room_total = target > outstanding_ ? target - outstanding_ : 0;
-    const uint64_t room_mine = share > mine ? share - mine : 0;
-    const uint64_t quanta = std::min(room_total, room_mine) / config_.quantum_bytes;
-    if (quanta > 0) {
-      const uint64_t bytes = quanta * config_.quantum_bytes;
-      p.granted += bytes;
-      p.credit = static_cast<uint32_t>((p.credit + quanta) & kCreditMask);
-      outstanding_ += bytes;
-      ++stats_.grants;
-      stats_.granted_bytes += bytes;
-    }
+  if (const uint64_t bytes = Grantable(p); bytes > 0) {
+    const uint64_t quanta = bytes / config_.quantum_bytes;
+    p.granted += bytes;
+    p.credit = static_cast<uint32_t>((p.credit + quanta) & kCreditMask);
+    outstanding_ += bytes;
+    ++stats_.grants;
+    stats_.granted_bytes += bytes;
   }
   return CreditAckState{p.credit, 0};
 }

@@ -10,8 +10,10 @@
 //     received; outstanding = granted - received. On each ACK to a peer it
 //     grants, in whole quanta, as much as keeps (a) the total outstanding over
 //     active peers <= target = target_bdp * BDP and (b) this peer's
-//     outstanding <= target / active peers (an equal share). Arrivals clock the
-//     ACKs, so grants follow the rate the last hop drains: the pacing.
+//     outstanding <= max(target / active peers, min_share_bytes) (an equal
+//     share). Arrivals clock the ACKs, so grants follow the rate the last hop
+//     drains: the pacing. OnData asks the engine for an ACK at once when at
+//     least ack_grant_bytes are due to the peer.
 //     A peer with no arrival for active_timeout stops counting (its unused
 //     credit is forgotten); its next arrival makes it active again with a new
 //     speculative credit; its cumulative `credit` counter never restarts.
@@ -46,6 +48,12 @@ struct RcccConfig {
   double speculative_bdp = 1.0;  // initial credit per sender, in BDPs
   double target_bdp = 1.25;      // outstanding target at the receiver, in BDPs
   uint32_t quantum_bytes = 256;  // htsim UEC_PULL_QUANTUM; unit of `credit`
+  // Each active peer may have at least this much outstanding, even when
+  // target / peers is less (one full packet: a smaller share could never
+  // admit a packet); the total may then exceed the target.
+  uint32_t min_share_bytes = 4096;
+  // OnData asks for an immediate ACK once this much credit is due to a peer.
+  uint32_t ack_grant_bytes = 4096;
   // A peer silent this long no longer shares the credit.
   Duration active_timeout = std::chrono::microseconds(100);
   // A sender idle (nothing in flight) this long restarts from the speculative
@@ -119,7 +127,7 @@ class RcccReceiver final : public ReceiverCc {
 
   static Result<RcccReceiver> Create(const RcccConfig& config);
 
-  void OnData(TimePoint now, uint64_t peer, uint32_t bytes, bool ecn_ce) override;
+  bool OnData(TimePoint now, uint64_t peer, uint32_t bytes, bool ecn_ce) override;
   std::optional<AckCcState> AckState(TimePoint now, uint64_t peer) override;
   std::string_view Name() const override { return kName; }
 
@@ -140,6 +148,8 @@ class RcccReceiver final : public ReceiverCc {
   };
   void Expire(TimePoint now);
   void Recount();
+  // What AckState would grant `p` now, in whole quanta (bytes).
+  uint64_t Grantable(const Peer& p) const;
 
   RcccConfig config_;
   std::map<uint64_t, Peer> peers_;

@@ -10,7 +10,10 @@
 //   - OnData for every RUD/ROD request that arrives on a target PDC (new or
 //     duplicate: it occupied the last hop either way), with the same byte
 //     count the sender's engine reports in SentEvent (request header + SES
-//     header + payload).
+//     header + payload). It returns true when an ACK to this peer now would
+//     carry new credit: the engine then ACKs at once (as for AR), instead of
+//     waiting for its coalescing trigger (a peer whose credit share is below
+//     the coalescing threshold would otherwise stall).
 //   - AckState for every ACK the target sends on that PDC; a value makes the
 //     engine send ACK_CC with that ack_cc_state (instead of a plain ACK), and
 //     the sender's engine hands it to its Controller in AckEvent::ack_cc_state.
@@ -31,7 +34,8 @@ class ReceiverCc {
  public:
   virtual ~ReceiverCc() = default;
 
-  virtual void OnData(TimePoint now, uint64_t peer, uint32_t bytes, bool ecn_ce) = 0;
+  // True: ACK this peer now (it has credit coming).
+  virtual bool OnData(TimePoint now, uint64_t peer, uint32_t bytes, bool ecn_ce) = 0;
   // The ack_cc_state to send to `peer` now; nothing: a plain ACK will do.
   virtual std::optional<AckCcState> AckState(TimePoint now, uint64_t peer) = 0;
   virtual std::string_view Name() const = 0;

@@ -151,7 +151,7 @@ TEST(RcccReceiver, SpeculativeCreditCountsBeforeAnyGrant) {
   EXPECT_EQ(r.Name(), "rccc");
   // Unknown peer: a zero credit, no grant.
   EXPECT_EQ(CreditOf(r.AckState(kT0, 9)), 0u);
-  r.OnData(kT0, 1, kPkt, false);
+  EXPECT_TRUE(r.OnData(kT0, 1, kPkt, false));  // credit is due: ACK at once
   EXPECT_EQ(r.active_peers(), 1u);
   // Outstanding = 125000 - 4096 = 120904 < target 156250: grant up to the
   // target (one peer: its share is the whole target), in quanta.
@@ -160,8 +160,9 @@ TEST(RcccReceiver, SpeculativeCreditCountsBeforeAnyGrant) {
   EXPECT_EQ(r.outstanding(), 120904u + q * 256u);
   // Nothing more until data arrives.
   EXPECT_EQ(CreditOf(r.AckState(kT0, 1)), q);
-  r.OnData(kT0 + microseconds(1), 1, kPkt, false);
-  EXPECT_EQ(CreditOf(r.AckState(kT0 + microseconds(1), 1)), q + kPkt / 256);
+  EXPECT_FALSE(r.OnData(kT0 + microseconds(1), 1, 1000, false));  // < ack_grant_bytes due
+  EXPECT_TRUE(r.OnData(kT0 + microseconds(1), 1, kPkt, false));
+  EXPECT_EQ(CreditOf(r.AckState(kT0 + microseconds(1), 1)), q + (kPkt + 1000 + 18) / 256);
 }
 
 TEST(RcccReceiver, NoGrantWhileSpeculativeBytesExceedTarget) {
@@ -207,6 +208,21 @@ TEST(RcccReceiver, SharesEquallyAmongActivePeers) {
   EXPECT_EQ(r.active_peers(), 2u);
   EXPECT_EQ(r.stats().activations, 3u);
   EXPECT_EQ(CreditOf(r.AckState(kT0 + microseconds(121), 2)), q2);
+}
+
+TEST(RcccReceiver, MinimumShareIsOnePacketTotalStillBounded) {
+  RcccConfig c = Config();
+  c.speculative_bdp = 0;
+  RcccReceiver r = MakeReceiver(c);
+  // 64 peers: target / 64 = 2441 B < one packet, so each may have 4096 B
+  // outstanding, until the total reaches the target.
+  for (uint64_t p = 1; p <= 64; ++p) EXPECT_TRUE(r.OnData(kT0, p, 0, false)) << p;
+  for (uint64_t p = 1; p <= 64; ++p) {
+    // 38 x 4096 = 155648; the 39th gets the 602 B left, in whole quanta.
+    const uint32_t expected = p <= 38 ? 16 : p == 39 ? 2 : 0;
+    EXPECT_EQ(CreditOf(r.AckState(kT0, p)), expected) << p;
+  }
+  EXPECT_LE(r.outstanding(), 156250u);
 }
 
 TEST(NsccRccc, SendsOnlyWhenWindowAndCreditAllow) {
