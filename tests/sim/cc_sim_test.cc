@@ -49,6 +49,7 @@ pds::EngineConfig CcConfig(const std::string& cc) {
 }
 
 struct Scenario {
+  explicit Scenario(std::string name, uint32_t n = 8) : cc(std::move(name)), senders(n) {}
   std::string cc;
   uint32_t senders = 8;
   uint64_t messages = 400;  // per sender
@@ -242,7 +243,7 @@ class CcSim : public SimTest {};
 constexpr double kTargetUs = 5.0;  // NSCC target = base RTT (no trimming)
 
 TEST_F(CcSim, Incast8To1Nscc) {
-  Outcome o = RunIncast({.cc = "nscc"}, seed_, microseconds(100));
+  Outcome o = RunIncast(Scenario("nscc"), seed_, microseconds(100));
   EXPECT_TRUE(o.all_delivered);
   EXPECT_GE(o.utilisation, 0.90);
   EXPECT_GE(o.jain, 0.90);
@@ -251,7 +252,7 @@ TEST_F(CcSim, Incast8To1Nscc) {
 }
 
 TEST_F(CcSim, Incast8To1Rccc) {
-  Outcome o = RunIncast({.cc = "rccc"}, seed_, microseconds(100));
+  Outcome o = RunIncast(Scenario("rccc"), seed_, microseconds(100));
   EXPECT_TRUE(o.all_delivered);
   EXPECT_GE(o.utilisation, 0.90);
   EXPECT_GE(o.jain, 0.90);
@@ -260,7 +261,7 @@ TEST_F(CcSim, Incast8To1Rccc) {
 }
 
 TEST_F(CcSim, Incast8To1NsccRccc) {
-  Outcome o = RunIncast({.cc = "nscc+rccc"}, seed_, microseconds(100));
+  Outcome o = RunIncast(Scenario("nscc+rccc"), seed_, microseconds(100));
   EXPECT_TRUE(o.all_delivered);
   EXPECT_GE(o.utilisation, 0.90);
   EXPECT_GE(o.jain, 0.90);
@@ -269,8 +270,8 @@ TEST_F(CcSim, Incast8To1NsccRccc) {
 }
 
 TEST_F(CcSim, Incast8To1FixedWindowBaseline) {
-  Outcome fixed = RunIncast({.cc = "fixed"}, seed_, microseconds(100));
-  Outcome nscc = RunIncast({.cc = "nscc"}, seed_, microseconds(100));
+  Outcome fixed = RunIncast(Scenario("fixed"), seed_, microseconds(100));
+  Outcome nscc = RunIncast(Scenario("nscc"), seed_, microseconds(100));
   EXPECT_TRUE(fixed.all_delivered);  // the engine recovers its losses
   // The problem: a standing queue far above the target (and losses).
   EXPECT_GE(fixed.mean_qdelay_us, 10 * kTargetUs);
@@ -281,7 +282,9 @@ TEST_F(CcSim, Incast8To1FixedWindowBaseline) {
 TEST_F(CcSim, Incast32To1AllControllers) {
   for (const char* cc : {"nscc", "rccc", "nscc+rccc"}) {
     SCOPED_TRACE(cc);
-    Scenario sc{.cc = cc, .senders = 32, .messages = 100, .queue_capacity_bytes = 4 << 20};
+    Scenario sc(cc, 32);
+    sc.messages = 100;
+    sc.queue_capacity_bytes = 4 << 20;
     Outcome o = RunIncast(sc, seed_, microseconds(200));
     EXPECT_TRUE(o.all_delivered);
     EXPECT_GE(o.utilisation, 0.90);
@@ -313,7 +316,7 @@ TEST_F(CcSim, FlowJoinsAndLeavesConverges) {
   constexpr size_t kBoundRtts = 20;
   for (const char* cc : {"nscc", "rccc", "nscc+rccc"}) {
     SCOPED_TRACE(cc);
-    Scenario sc{.cc = cc, .senders = 5};
+    Scenario sc(cc, 5);
     sc.start = {Duration{}, Duration{}, Duration{}, Duration{}, microseconds(200)};
     sc.count = {700, 700, 700, 700, 150};
     Outcome o = Run(sc, seed_);

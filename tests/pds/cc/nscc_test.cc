@@ -152,9 +152,9 @@ TEST(Nscc, HighDelayNoEcnIncreasesFairly) {
   EXPECT_GT(n.WindowBytes(), before);
   // fi = 5 MTU a (a = 125000/150000) per window of acked bytes; the fulfil
   // adjustment runs once 8 MTU were acked since the last one (Start's ACK
-  // ran one): 7 of these ACKs, cwnd += fi * 7 MTU / cwnd.
+  // ran one): cwnd += fi * 8 MTU / cwnd.
   const double fi = 5.0 * kMtu * 125000 / 150000;
-  EXPECT_NEAR(static_cast<double>(n.WindowBytes() - before), fi * 7 * kMtu / before, 2);
+  EXPECT_NEAR(static_cast<double>(n.WindowBytes() - before), fi * 8 * kMtu / before, 2);
 }
 
 // ECN with low delay: no change (another path's congestion).
@@ -204,7 +204,10 @@ TEST(Nscc, DecreaseNeverBelowHalfPerStepNorBelowMinimum) {
   for (int i = 1; i < 40; ++i) {
     n.OnAck(Ack(t + microseconds(11 * i), kMtu, microseconds(1000), true));
   }
-  EXPECT_EQ(n.WindowBytes(), n.min_window());
+  // At the minimum, plus at most the once-per-RTT eta (0.15 MTU a = 512 B).
+  EXPECT_GE(n.WindowBytes(), n.min_window());
+  EXPECT_LE(n.WindowBytes(), n.min_window() + 512);
+  EXPECT_GT(n.stats().md_applied, 2u);
 }
 
 TEST(Nscc, FastIncreaseAfterOneWindowAtZeroDelay) {
@@ -277,8 +280,9 @@ TEST(Nscc, QuickAdaptAfterLossShrinksToAchieved) {
   EXPECT_EQ(n.stats().ignored_acks, 12u);
   EXPECT_EQ(n.stats().decrease, 0u);
   EXPECT_EQ(n.WindowBytes(), 2 * kMtu);
+  const uint64_t proportional = n.stats().proportional;
   n.OnAck(Ack(kT0 + microseconds(23), kMtu, microseconds(12)));
-  EXPECT_EQ(n.stats().proportional, 1u);
+  EXPECT_EQ(n.stats().proportional, proportional + 1);
 }
 
 TEST(Nscc, QuickAdaptOnHugeDelayButNotWhenAchievedIsLarge) {

@@ -79,8 +79,10 @@ TEST(RcccConfig, DefaultsAndErrors) {
                  c.quantum_bytes = 1;
                  c.target_bdp = 100;
                }).ok());
-  EXPECT_FALSE(RcccSender::Create(RcccConfig{.link_rate_bps = 0}).ok());
-  EXPECT_FALSE(RcccReceiver::Create(RcccConfig{.link_rate_bps = 0}).ok());
+  RcccConfig zero_rate = Config();
+  zero_rate.link_rate_bps = 0;
+  EXPECT_FALSE(RcccSender::Create(zero_rate).ok());
+  EXPECT_FALSE(RcccReceiver::Create(zero_rate).ok());
 }
 
 TEST(CreditDelta, WrapsAndIgnoresStale) {
