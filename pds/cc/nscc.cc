@@ -220,10 +220,9 @@ void Nscc::OnAck(const AckEvent& e) {
   Duration delay = avg_delay_;
   if (e.rtt_sample) {
     const Duration rtt = *e.rtt_sample;
-    if (!base_measured_ || rtt < base_rtt_) {
-      base_rtt_ = rtt;
-      base_measured_ = true;
-    }
+    // Only ever lower than the configured one: a flow that joins behind a
+    // standing queue must not take that queue for the path's base RTT.
+    if (rtt < base_rtt_) base_rtt_ = rtt;
     delay = rtt - base_rtt_;
     const double w = config_.delay_ewma;
     avg_delay_ = Duration(static_cast<int64_t>((1 - w) * Ns(avg_delay_) + w * Ns(delay)));

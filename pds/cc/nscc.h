@@ -29,8 +29,9 @@
 //                  ignored, as with receiver credit); RTO: a loss for QA
 //   rcv_cwnd_pend: ACK_CC NSCC state with pend > 0: cwnd -= (newly received
 //                  bytes * pend) >> 7 (the receiver-driven penalty)
-// The window stays in [min_window, max_window]. Base RTT: the smallest RTT
-// sample seen (the configured base_rtt until the first sample and for scaling).
+// The window stays in [min_window, max_window]. Base RTT: min(configured
+// base_rtt, smallest RTT sample) (htsim uses the configured one; a flow that
+// took its first sample behind a standing queue would otherwise see no delay).
 //
 // Error policy: Create() returns NsccConfig::Validate()'s error
 // ("pds.cc.nscc: invalid <field> <value>"); the event handlers cannot fail.
@@ -166,7 +167,6 @@ class Nscc final : public Controller {
   TimePoint last_eta_{};
   std::optional<TimePoint> last_md_;
   Duration base_rtt_{0};
-  bool base_measured_ = false;
   Duration avg_delay_{0};
   uint64_t fast_count_ = 0;     // bytes acked in a row with delay ~ 0
   bool fast_active_ = false;

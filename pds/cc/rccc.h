@@ -46,14 +46,14 @@ struct RcccConfig {
   uint64_t link_rate_bps = 100'000'000'000;           // the receiver's last hop
   Duration base_rtt = std::chrono::microseconds(12);  // unloaded network RTT
   double speculative_bdp = 1.0;  // initial credit per sender, in BDPs
-  double target_bdp = 1.25;      // outstanding target at the receiver, in BDPs
+  double target_bdp = 1.5;       // outstanding target at the receiver, in BDPs
   uint32_t quantum_bytes = 256;  // htsim UEC_PULL_QUANTUM; unit of `credit`
   // Each active peer may have at least this much outstanding, even when
   // target / peers is less (one full packet: a smaller share could never
   // admit a packet); the total may then exceed the target.
   uint32_t min_share_bytes = 4096;
   // OnData asks for an immediate ACK once this much credit is due to a peer.
-  uint32_t ack_grant_bytes = 4096;
+  uint32_t ack_grant_bytes = 1024;
   // A peer silent this long no longer shares the credit.
   Duration active_timeout = std::chrono::microseconds(100);
   // A sender idle (nothing in flight) this long restarts from the speculative

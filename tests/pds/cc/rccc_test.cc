@@ -21,6 +21,7 @@ RcccConfig Config() {
   RcccConfig c;
   c.link_rate_bps = 100'000'000'000;
   c.base_rtt = microseconds(10);
+  c.target_bdp = 1.25;
   return c;
 }
 
