@@ -122,7 +122,12 @@ Nscc::Nscc(const NsccConfig& config) : config_(config) {
 
 bool Nscc::CanSend(uint64_t bytes_in_flight, uint32_t packet_bytes) const {
   if (bytes_in_flight == 0) return true;  // one packet always fits an idle window
-  return packet_bytes <= cwnd_ && bytes_in_flight <= cwnd_ - packet_bytes;
+  // The window rounded to the nearest whole packet: a packet may overshoot
+  // it by up to half its size. (Strict fit wastes up to a packet per flow
+  // when windows are a few packets; REF's in_flight < cwnd lets a 1-MTU
+  // window hold two.)
+  return bytes_in_flight + packet_bytes / 2 < cwnd_ ||
+         bytes_in_flight + packet_bytes <= cwnd_;
 }
 
 void Nscc::ApplyDelta(double delta) {

@@ -76,7 +76,10 @@ RcccSender::RcccSender(const RcccConfig& config)
 
 bool RcccSender::CanSend(uint64_t bytes_in_flight, uint32_t packet_bytes) const {
   if (bytes_in_flight == 0) return true;  // liveness: its ACK brings credit
-  return balance_ >= static_cast<int64_t>(packet_bytes);
+  // Credit rounded to the nearest whole packet: a balance of at least half
+  // the packet admits it (overdrawing by up to half a packet), so credit
+  // below one packet is not left stranded at every sender.
+  return 2 * balance_ >= static_cast<int64_t>(packet_bytes);
 }
 
 uint64_t RcccSender::WindowBytes() const {

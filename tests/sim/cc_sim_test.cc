@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <tuple>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -374,6 +375,35 @@ void JoinLeave(const char* cc, const SimSeed& seed) {
 TEST_F(CcSim, FlowJoinsAndLeavesNscc) { JoinLeave("nscc", seed_); }
 TEST_F(CcSim, FlowJoinsAndLeavesRccc) { JoinLeave("rccc", seed_); }
 TEST_F(CcSim, FlowJoinsAndLeavesNsccRccc) { JoinLeave("nscc+rccc", seed_); }
+
+// Other fan-ins, where windows and credit shares are a few packets (the
+// regime that found the missing AR and the stranded sub-packet credit):
+// same bounds as 8->1.
+class CcSweep : public SimTest,
+                public ::testing::WithParamInterface<std::tuple<const char*, uint32_t>> {};
+
+TEST_P(CcSweep, IncastKeepsBounds) {
+  const auto [cc, senders] = GetParam();
+  Scenario sc(cc, senders);
+  sc.messages = 3200 / senders;
+  Outcome o = RunIncast(sc, seed_, microseconds(200));
+  EXPECT_TRUE(o.all_delivered);
+  EXPECT_GE(o.utilisation, 0.90);
+  EXPECT_GE(o.jain, 0.90);
+  EXPECT_LE(o.mean_qdelay_us, 2 * kTargetUs);
+  EXPECT_LE(o.p99_qdelay_us, 4 * kTargetUs);
+}
+
+std::string SweepName(const ::testing::TestParamInfo<std::tuple<const char*, uint32_t>>& info) {
+  std::string cc = std::get<0>(info.param);
+  std::replace(cc.begin(), cc.end(), '+', '_');
+  return cc + "_" + std::to_string(std::get<1>(info.param)) + "to1";
+}
+
+INSTANTIATE_TEST_SUITE_P(FanIn, CcSweep,
+                         ::testing::Combine(::testing::Values("nscc", "rccc", "nscc+rccc"),
+                                            ::testing::Values(4u, 12u, 16u)),
+                         SweepName);
 
 }  // namespace
 }  // namespace uet::sim

@@ -101,8 +101,12 @@ TEST(Nscc, StartsAtInitialWindowWithinBounds) {
   EXPECT_FALSE(n.PacingRate().has_value());
   EXPECT_EQ(n.NextDeadline(), TimePoint::Max());
   EXPECT_TRUE(n.CanSend(0, 1 << 20));  // idle: one packet always goes
+  // The window rounded to the nearest packet: a packet may overshoot it by
+  // less than half its size.
   EXPECT_TRUE(n.CanSend(187500 - kMtu, kMtu));
-  EXPECT_FALSE(n.CanSend(187500 - kMtu + 1, kMtu));
+  EXPECT_TRUE(n.CanSend(187500 - kMtu / 2 - 1, kMtu));
+  EXPECT_FALSE(n.CanSend(187500 - kMtu / 2, kMtu));
+  EXPECT_FALSE(n.CanSend(187500, 1));
 }
 
 TEST(Nscc, BaseRttIsSmallestSample) {
