@@ -99,15 +99,17 @@ void Engine::Pump(TimePoint now, Pdc& pdc) {
                  .ses_and_payload = std::move(q.ses_and_payload),
                  .bytes = bytes};
     tx.queue.pop_front();
-    // AR on the last packet of a burst (nothing queued, or the controller
-    // will not admit the next one): the target answers at once instead of
-    // after its ACK delay. A window of a few packets never reaches the
-    // target's byte trigger, and would otherwise wait for the ACK timer.
-    s.ack_request =
-        s.ack_request || tx.queue.empty() ||
-        !tx.cc->CanSend(
-            tx.bytes_in_flight + bytes,
-            static_cast<uint32_t>(RudRodRequest::kSize + tx.queue.front().ses_and_payload.size()));
+    // AR on the last packet of a burst: the target answers at once instead of
+    // after its ACK delay. A burst ends when nothing is queued, or when the
+    // controller will not admit the next packet while less than the ACK byte
+    // trigger is in flight: such a window never reaches the target's byte
+    // trigger and would wait for its ACK timer (NSCC/RCCC at a few packets
+    // per flow). Larger windows keep the coalescing.
+    s.ack_request = s.ack_request || tx.queue.empty() ||
+                    (tx.bytes_in_flight + bytes < config_.ack.ack_gen_trigger_bytes &&
+                     !tx.cc->CanSend(tx.bytes_in_flight + bytes,
+                                     static_cast<uint32_t>(RudRodRequest::kSize +
+                                                           tx.queue.front().ses_and_payload.size())));
     SendNew(now, pdc, *psn, std::move(s));
   }
 }
