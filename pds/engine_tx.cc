@@ -105,11 +105,12 @@ void Engine::Pump(TimePoint now, Pdc& pdc) {
     // trigger is in flight: such a window never reaches the target's byte
     // trigger and would wait for its ACK timer (NSCC/RCCC at a few packets
     // per flow). Larger windows keep the coalescing.
-    s.ack_request = s.ack_request || tx.queue.empty() ||
-                    (tx.bytes_in_flight + bytes < config_.ack.ack_gen_trigger_bytes &&
-                     !tx.cc->CanSend(tx.bytes_in_flight + bytes,
-                                     static_cast<uint32_t>(RudRodRequest::kSize +
-                                                           tx.queue.front().ses_and_payload.size())));
+    const bool small_window_closes =
+        !tx.queue.empty() && tx.bytes_in_flight + bytes < config_.ack.ack_gen_trigger_bytes &&
+        !tx.cc->CanSend(tx.bytes_in_flight + bytes,
+                        static_cast<uint32_t>(RudRodRequest::kSize +
+                                              tx.queue.front().ses_and_payload.size()));
+    s.ack_request = s.ack_request || tx.queue.empty() || small_window_closes;
     SendNew(now, pdc, *psn, std::move(s));
   }
 }

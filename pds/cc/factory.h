@@ -28,9 +28,9 @@ std::span<const std::string_view> ControllerNames();
 
 // Builds the controller called `name` from its part of `config`. Errors:
 // an unknown name gives kInvalidArgument "pds.cc: invalid controller name
-// (known: fixed, nscc, rccc, nscc+rccc)" (Error holds only static text: the caller, who has the name,
-// prints it next to the message); an invalid config gives that controller's
-// Validate() error.
+// (known: fixed, nscc, rccc, nscc+rccc)" (Error holds only static text: the
+// caller, who has the name, prints it next to the message); an invalid config
+// gives that controller's Validate() error.
 Result<std::unique_ptr<Controller>> MakeController(std::string_view name,
                                                    const ControllerConfig& config);
 

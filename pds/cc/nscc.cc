@@ -67,12 +67,15 @@ Status NsccConfig::Validate() const {
   if (fast_increase_delay < Duration::zero()) {
     return Error::Invalid(kContext, "fast_increase_delay_ns", 0);
   }
-  if (!InRange(eta_mtus, 0, 1000)) return Error::Invalid(kContext, "eta_mtus_milli", Milli(eta_mtus));
+  if (!InRange(eta_mtus, 0, 1000))
+    return Error::Invalid(kContext, "eta_mtus_milli", Milli(eta_mtus));
   if (adjust_mtus < 1 || adjust_mtus > 1024) {
     return Error::Invalid(kContext, "adjust_mtus", adjust_mtus);
   }
-  if (!InRange(md_gamma, 0.001, 1.0)) return Error::Invalid(kContext, "md_gamma_milli", Milli(md_gamma));
-  if (!InRange(max_md, 0.001, 0.999)) return Error::Invalid(kContext, "max_md_milli", Milli(max_md));
+  if (!InRange(md_gamma, 0.001, 1.0))
+    return Error::Invalid(kContext, "md_gamma_milli", Milli(md_gamma));
+  if (!InRange(max_md, 0.001, 0.999))
+    return Error::Invalid(kContext, "max_md_milli", Milli(max_md));
   if (!InRange(delay_ewma, 0.0001, 1.0)) {
     return Error::Invalid(kContext, "delay_ewma_milli", Milli(delay_ewma));
   }
@@ -126,8 +129,7 @@ bool Nscc::CanSend(uint64_t bytes_in_flight, uint32_t packet_bytes) const {
   // it by up to half its size. (Strict fit wastes up to a packet per flow
   // when windows are a few packets; REF's in_flight < cwnd lets a 1-MTU
   // window hold two.)
-  return bytes_in_flight + packet_bytes / 2 < cwnd_ ||
-         bytes_in_flight + packet_bytes <= cwnd_;
+  return bytes_in_flight + packet_bytes / 2 < cwnd_ || bytes_in_flight + packet_bytes <= cwnd_;
 }
 
 void Nscc::ApplyDelta(double delta) {
@@ -148,8 +150,7 @@ void Nscc::OnSent(const SentEvent& e) {
 
 bool Nscc::MaybeQuickAdapt(TimePoint now, Duration delay, uint64_t in_flight) {
   if (!started_ || now < qa_end_) return false;
-  const bool trigger =
-      qa_trigger_ || Ns(delay) > config_.qa_delay_factor * Ns(target_);
+  const bool trigger = qa_trigger_ || Ns(delay) > config_.qa_delay_factor * Ns(target_);
   const bool adapt = trigger && achieved_ < (max_window_ >> config_.qa_gate_shift);
   if (adapt) {
     cwnd_ = std::clamp(std::min(cwnd_, achieved_), min_window_, max_window_);
@@ -170,7 +171,8 @@ void Nscc::MultiplicativeDecrease(TimePoint now) {
   const double avg = Ns(avg_delay_);
   const double target = Ns(target_);
   if (avg <= target) return;
-  const double factor = std::max(1.0 - config_.md_gamma * (avg - target) / avg, 1.0 - config_.max_md);
+  const double factor =
+      std::max(1.0 - config_.md_gamma * (avg - target) / avg, 1.0 - config_.max_md);
   cwnd_ = std::clamp(static_cast<uint64_t>(static_cast<double>(cwnd_) * factor), min_window_,
                      max_window_);
   last_md_ = now;
@@ -286,8 +288,7 @@ void Nscc::OnNack(const NackEvent& e) {
   // NACKs say nothing about it. (if, not switch: -Wswitch-enum.)
   const bool last_hop = e.code == NackCode::kTrimmedLastHop;
   const bool congestion = last_hop || e.code == NackCode::kTrimmed ||
-                          e.code == NackCode::kTrimmedAck ||
-                          e.code == NackCode::kRcvrInferLoss ||
+                          e.code == NackCode::kTrimmedAck || e.code == NackCode::kRcvrInferLoss ||
                           e.code == NackCode::kPktNotRcvd;
   if (!congestion || (last_hop && !config_.react_to_last_hop_trim)) return;
   ++stats_.nack_reductions;

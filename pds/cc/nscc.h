@@ -29,6 +29,8 @@
 //                  ignored, as with receiver credit); RTO: a loss for QA
 //   rcv_cwnd_pend: ACK_CC NSCC state with pend > 0: cwnd -= (newly received
 //                  bytes * pend) >> 7 (the receiver-driven penalty)
+// CanSend: the window rounded to the nearest packet (a packet may overshoot
+// it by less than half its size), or any packet when nothing is in flight.
 // The window stays in [min_window, max_window]. Base RTT: min(configured
 // base_rtt, smallest RTT sample) (htsim uses the configured one; a flow that
 // took its first sample behind a standing queue would otherwise see no delay).
@@ -72,8 +74,8 @@ struct NsccConfig {
   double proportional_mtus = 4.0;     // alpha = 4 MTU a b / target, b = target / ref RTT
   double fast_increase_scale = 0.25;  // fi_scale = 0.25 a
   Duration fast_increase_delay = std::chrono::microseconds(1);
-  double eta_mtus = 0.15;             // eta = 0.15 MTU a, once per base RTT
-  uint32_t adjust_mtus = 8;           // fulfil adjustment every 8 MTU acked
+  double eta_mtus = 0.15;    // eta = 0.15 MTU a, once per base RTT
+  uint32_t adjust_mtus = 8;  // fulfil adjustment every 8 MTU acked
 
   // ---- decrease ----
   double md_gamma = 0.8;
@@ -100,9 +102,9 @@ struct NsccStats {
   uint64_t proportional = 0;  // ACKs in each quadrant
   uint64_t fair = 0;
   uint64_t fast = 0;
-  uint64_t hold = 0;          // ECN and delay < target: no change
-  uint64_t decrease = 0;      // ECN and delay >= target
-  uint64_t md_applied = 0;    // multiplicative decreases actually applied
+  uint64_t hold = 0;        // ECN and delay < target: no change
+  uint64_t decrease = 0;    // ECN and delay >= target
+  uint64_t md_applied = 0;  // multiplicative decreases actually applied
   uint64_t quick_adapts = 0;
   uint64_t ignored_acks = 0;  // while quick adapt ignores feedback
   uint64_t nack_reductions = 0;
@@ -152,8 +154,8 @@ class Nscc final : public Controller {
   uint64_t max_window_ = 0;
   uint64_t min_window_ = 0;
   Duration target_{0};
-  double fi_ = 0;        // bytes of window per window of acked bytes
-  double alpha_ = 0;     // bytes per byte acked per ns below target
+  double fi_ = 0;     // bytes of window per window of acked bytes
+  double alpha_ = 0;  // bytes per byte acked per ns below target
   double fi_scale_ = 0;
   double eta_ = 0;
   uint64_t adjust_bytes_ = 0;
@@ -168,14 +170,14 @@ class Nscc final : public Controller {
   std::optional<TimePoint> last_md_;
   Duration base_rtt_{0};
   Duration avg_delay_{0};
-  uint64_t fast_count_ = 0;     // bytes acked in a row with delay ~ 0
+  uint64_t fast_count_ = 0;  // bytes acked in a row with delay ~ 0
   bool fast_active_ = false;
   // Quick adapt.
   TimePoint qa_end_{};
-  uint64_t achieved_ = 0;       // bytes acked in the current QA interval
-  bool qa_trigger_ = false;     // loss seen in the current interval
+  uint64_t achieved_ = 0;    // bytes acked in the current QA interval
+  bool qa_trigger_ = false;  // loss seen in the current interval
   uint64_t qa_ignore_bytes_ = 0;
-  uint64_t in_flight_ = 0;      // last in-flight the engine reported
+  uint64_t in_flight_ = 0;  // last in-flight the engine reported
   // Receiver penalty.
   std::optional<uint32_t> last_rcvd_bytes_;
 

@@ -13,8 +13,8 @@ constexpr uint32_t kCreditMask = 0xFFFFFF;  // the 24-bit `credit` field
 uint64_t Milli(double v) { return v > 0 ? static_cast<uint64_t>(std::llround(v * 1000)) : 0; }
 
 uint64_t Bdp(uint64_t rate_bps, Duration rtt) {
-  return static_cast<uint64_t>(static_cast<double>(rate_bps) *
-                               static_cast<double>(rtt.count()) / 8e9);
+  return static_cast<uint64_t>(static_cast<double>(rate_bps) * static_cast<double>(rtt.count()) /
+                               8e9);
 }
 
 }  // namespace

@@ -21,8 +21,10 @@
 //     quanta, modulo 2^24 (credit units are unconfirmed, §9.3: this choice
 //     makes a lost or reordered ACK harmless: the next one carries the total).
 //   - Sender (RcccSender): balance = speculative + granted - sent; a packet
-//     may go if balance >= its size, or when nothing is in flight (liveness:
-//     the ACK of that packet brings new credit). Idle for idle_reset with
+//     may go if balance >= half its size (credit rounded to the nearest
+//     packet: a share of a few packets would otherwise strand up to a packet
+//     of credit at every sender), or when nothing is in flight (liveness: the
+//     ACK of that packet brings new credit). Idle for idle_reset with
 //     nothing in flight: the balance is back to the speculative credit, as the
 //     receiver forgets the peer after active_timeout <= idle_reset.
 //
@@ -45,9 +47,9 @@ namespace uet::pds::cc {
 struct RcccConfig {
   uint64_t link_rate_bps = 100'000'000'000;           // the receiver's last hop
   Duration base_rtt = std::chrono::microseconds(12);  // unloaded network RTT
-  double speculative_bdp = 1.0;  // initial credit per sender, in BDPs
-  double target_bdp = 1.5;       // outstanding target at the receiver, in BDPs
-  uint32_t quantum_bytes = 256;  // htsim UEC_PULL_QUANTUM; unit of `credit`
+  double speculative_bdp = 1.0;                       // initial credit per sender, in BDPs
+  double target_bdp = 1.5;                            // outstanding target at the receiver, in BDPs
+  uint32_t quantum_bytes = 256;                       // htsim UEC_PULL_QUANTUM; unit of `credit`
   // Each active peer may have at least this much outstanding, even when
   // target / peers is less (one full packet: a smaller share could never
   // admit a packet); the total may then exceed the target.
@@ -71,10 +73,10 @@ struct RcccConfig {
 uint32_t CreditDelta(uint32_t before, uint32_t now);
 
 struct RcccSenderStats {
-  uint64_t credit_acks = 0;      // ACKs with a credit ack_cc_state
-  uint64_t granted_bytes = 0;    // credit received, speculative not included
+  uint64_t credit_acks = 0;    // ACKs with a credit ack_cc_state
+  uint64_t granted_bytes = 0;  // credit received, speculative not included
   uint64_t idle_resets = 0;
-  uint64_t stale_credits = 0;    // older than one seen before
+  uint64_t stale_credits = 0;  // older than one seen before
   friend bool operator==(const RcccSenderStats&, const RcccSenderStats&) = default;
 };
 
@@ -114,9 +116,9 @@ class RcccSender final : public Controller {
 
 struct RcccReceiverStats {
   uint64_t data_bytes = 0;
-  uint64_t grants = 0;          // AckState calls that granted something
-  uint64_t granted_bytes = 0;   // speculative credit not included
-  uint64_t activations = 0;     // a peer became active (first or again)
+  uint64_t grants = 0;         // AckState calls that granted something
+  uint64_t granted_bytes = 0;  // speculative credit not included
+  uint64_t activations = 0;    // a peer became active (first or again)
   uint64_t expirations = 0;
   friend bool operator==(const RcccReceiverStats&, const RcccReceiverStats&) = default;
 };
@@ -140,9 +142,9 @@ class RcccReceiver final : public ReceiverCc {
   explicit RcccReceiver(const RcccConfig& config) : config_(config) {}
   struct Peer {
     bool active = false;
-    uint64_t granted = 0;     // since activation, speculative included
-    uint64_t received = 0;    // since activation
-    uint32_t credit = 0;      // cumulative grant in quanta, mod 2^24 (wire)
+    uint64_t granted = 0;   // since activation, speculative included
+    uint64_t received = 0;  // since activation
+    uint32_t credit = 0;    // cumulative grant in quanta, mod 2^24 (wire)
     TimePoint last_arrival{};
     uint64_t Outstanding() const { return granted > received ? granted - received : 0; }
   };

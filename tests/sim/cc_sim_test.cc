@@ -10,16 +10,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <tuple>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "pds/engine.h"
 #include "tests/sim/engine_host.h"
-#include "tests/sim/star_switch.h"
 #include "tests/sim/sim_test_util.h"
+#include "tests/sim/star_switch.h"
 
 namespace uet::sim {
 namespace {
@@ -30,13 +30,11 @@ using std::chrono::nanoseconds;
 constexpr uint64_t kRateBps = 100'000'000'000;
 constexpr Duration kBaseRtt = microseconds(5);  // 4 x 1 us propagation + serialization
 constexpr uint64_t kBdpBytes = kRateBps / 8 * 5 / 1'000'000;  // 62500
-constexpr size_t kPayload = 4000;               // + 8 token bytes + 12 B PDS header
+constexpr size_t kPayload = 4000;                             // + 8 token bytes + 12 B PDS header
 constexpr Duration kSampleEvery = nanoseconds(500);
 constexpr Duration kBin = microseconds(10);
 
-FabricAddress Addr(uint8_t n) {
-  return FabricAddress(IpAddress::V4({198, 18, 0, n}), kUetUdpPort);
-}
+FabricAddress Addr(uint8_t n) { return FabricAddress(IpAddress::V4({198, 18, 0, n}), kUetUdpPort); }
 
 pds::EngineConfig CcConfig(const std::string& cc) {
   pds::EngineConfig c;
@@ -63,9 +61,9 @@ struct Scenario {
 
 struct Outcome {
   bool all_delivered = false;
-  Duration finish{0};                // last completion
+  Duration finish{0};  // last completion
   TimePoint steady_from{}, steady_to{};
-  double utilisation = 0;            // bytes into the receiver / capacity, steady state
+  double utilisation = 0;  // bytes into the receiver / capacity, steady state
   double jain = 0;
   double mean_qdelay_us = 0, p99_qdelay_us = 0, max_qdelay_us = 0;
   uint64_t retransmissions = 0;
@@ -73,7 +71,7 @@ struct Outcome {
   uint64_t ecn_marked = 0;
   // bytes[i][bin]: bytes of sender i into the receiver in bin (kBin wide).
   std::vector<std::vector<uint64_t>> bytes;
-  std::vector<TimePoint> done_at;  // each sender's last completion
+  std::vector<TimePoint> done_at;                       // each sender's last completion
   std::vector<std::pair<TimePoint, uint64_t>> samples;  // bottleneck queue bytes
 };
 
@@ -141,7 +139,8 @@ Outcome RunScenario(const Scenario& sc, const SimSeed& seed) {
     samples.emplace_back(loop.Now(), bottleneck.QueueBytes());
     bool all = true;
     for (uint32_t i = 0; i < sc.senders; ++i) {
-      const bool started = loop.Now().since_epoch >= (i < sc.start.size() ? sc.start[i] : Duration{});
+      const bool started =
+          loop.Now().since_epoch >= (i < sc.start.size() ? sc.start[i] : Duration{});
       if (started && tx[i]->stream_done() && out.done_at[i] == TimePoint::Max()) {
         out.done_at[i] = tx[i]->last_completion_at;
       }
@@ -163,8 +162,8 @@ Outcome RunScenario(const Scenario& sc, const SimSeed& seed) {
     out.retransmissions += Retransmissions(h.engine().TotalPdcCounters());
     out.finish = std::max(out.finish, h.last_completion_at.since_epoch);
   }
-  out.all_delivered = out.all_delivered && rx.received.size() == expected &&
-                      rx.corrupt_arrivals == 0;
+  out.all_delivered =
+      out.all_delivered && rx.received.size() == expected && rx.corrupt_arrivals == 0;
   for (const auto& [token, rec] : rx.received) {
     out.all_delivered = out.all_delivered && rec.intact && rec.payload_bytes == kPayload;
   }
@@ -322,7 +321,7 @@ size_t FirstStable(size_t from, size_t end, size_t hold, Pred ok) {
 // fill >= 90 % of the link again for 3 bins in a row, sharing it fairly.
 void JoinLeave(const char* cc, const SimSeed& seed) {
   constexpr double kBinBytes = kRateBps / 8.0 * 10e-6;  // link bytes per bin
-  constexpr size_t kRttsPerBin = 2;                      // 10 us bins, 5 us RTT
+  constexpr size_t kRttsPerBin = 2;                     // 10 us bins, 5 us RTT
   constexpr size_t kBoundRtts = 20;
   {
     Scenario sc(cc, 5);
@@ -340,9 +339,8 @@ void JoinLeave(const char* cc, const SimSeed& seed) {
     auto at = [&](uint32_t f, size_t b) {
       return b < o.bytes[f].size() ? static_cast<double>(o.bytes[f][b]) : 0.0;
     };
-    const size_t joined = FirstStable(join, leave, 3, [&](size_t b) {
-      return at(4, b) >= 0.5 * kBinBytes / 5;
-    });
+    const size_t joined =
+        FirstStable(join, leave, 3, [&](size_t b) { return at(4, b) >= 0.5 * kBinBytes / 5; });
     const size_t refilled = FirstStable(leave, end, 3, [&](size_t b) {
       double sum = 0;
       for (uint32_t f = 0; f < 4; ++f) sum += at(f, b);

@@ -40,7 +40,8 @@ TEST(MakeController, UnknownNameIsNamedError) {
     auto c = MakeController(name, ControllerConfig{});
     ASSERT_FALSE(c.ok()) << "'" << name << "'";
     EXPECT_EQ(c.error().code, Errc::kInvalidArgument);
-    EXPECT_EQ(c.error().ToString(), "pds.cc: invalid controller name (known: fixed, nscc, rccc, nscc+rccc)");
+    EXPECT_EQ(c.error().ToString(),
+              "pds.cc: invalid controller name (known: fixed, nscc, rccc, nscc+rccc)");
     EXPECT_FALSE(MakeReceiverCc(name, ControllerConfig{}).ok());
   }
 }
