@@ -129,6 +129,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config, Rando
   e->tx_buffer_.resize(std::max(config.max_packet_bytes, kMaxHeaderBytes + SesResponse::kMaxBytes));
   UET_ASSIGN_OR_RETURN(RtoEstimator rto, RtoEstimator::Create(config.rto));
   e->rudi_rto_ = std::make_unique<RtoEstimator>(rto);
+  UET_ASSIGN_OR_RETURN(e->rx_cc_, cc::MakeReceiverCc(config.cc_name, config.cc));
   return e;
 }
 
@@ -267,7 +268,8 @@ void Engine::OnPacket(TimePoint now, const FabricAddress& from, std::span<const 
         } else if constexpr (std::is_same_v<T, Ack>) {
           HandleAck(now, from, h, std::nullopt, rest);
         } else if constexpr (std::is_same_v<T, AckCc>) {
-          HandleAck(now, from, h.ack, SackBlock{h.ext.sack_psn_offset, h.ext.sack_bitmap}, rest);
+          HandleAck(now, from, h.ack, SackBlock{h.ext.sack_psn_offset, h.ext.sack_bitmap}, rest,
+                    &h.state);
         } else if constexpr (std::is_same_v<T, AckCcx>) {
           HandleAck(now, from, h.ack, SackBlock{h.ext.sack_psn_offset, h.ext.sack_bitmap}, rest);
         } else if constexpr (std::is_same_v<T, Nack>) {

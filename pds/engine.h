@@ -291,8 +291,10 @@ class Engine {
   // Stores a packet on a PSN just taken from the window and sends it.
   void SendNew(TimePoint now, Pdc& pdc, Psn psn, SentPacket packet);
   void Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx);
+  // `cc_state`: the ACK_CC's ack_cc_state, handed to the controller.
   void HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
-                 std::optional<SackBlock> sack, std::span<const std::byte> response);
+                 std::optional<SackBlock> sack, std::span<const std::byte> response,
+                 const AckCcState* cc_state = nullptr);
   void HandleNack(TimePoint now, const FabricAddress& from, const Nack& nack);
   void HandleRto(TimePoint now, Pdc& pdc);
   void FastRetransmit(TimePoint now, Pdc& pdc);
@@ -387,6 +389,9 @@ class Engine {
   std::map<uint32_t, std::unique_ptr<RudiPending>> rudi_;  // by pkt_id
   // The single RUDI RTO: RUDI has no PDC to keep one per peer.
   std::unique_ptr<RtoEstimator> rudi_rto_;
+  // The receiver side of the controller named by cc_name (cc::MakeReceiverCc):
+  // one per engine, shared by every target PDC; null for sender-only CC.
+  std::unique_ptr<cc::ReceiverCc> rx_cc_;
 
   std::vector<std::byte> tx_buffer_;
   int depth_ = 0;  // entry points on the stack: Submit flushes only at depth 0

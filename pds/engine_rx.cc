@@ -110,13 +110,20 @@ void Engine::HandleRequest(TimePoint now, const FabricAddress& from, const RudRo
     return;
   }
   ApplyClear(pdc, req.psn + req.clear_psn_offset);
+  // The receiver's CC counts every request that crossed its last hop
+  // (duplicates and ones dropped below included), in the sender's byte count.
+  // True: credit is due to this peer, ACK it now (as if AR were set).
+  const bool credit_due =
+      rx_cc_ && rx_cc_->OnData(now, pdc.local.value(),
+                               static_cast<uint32_t>(RudRodRequest::kSize + payload.size()),
+                               meta.ecn_ce);
 
   const Psn highest_before = rx.window.highest_received();
   RxPsn verdict = rx.window.Classify(req.psn);
   if (verdict == RxPsn::kNew && rx.reordered.contains(req.psn)) verdict = RxPsn::kDuplicate;
   AckArrival arrival;
   arrival.payload_bytes = static_cast<uint32_t>(payload.size());
-  arrival.ack_requested = req.ar;
+  arrival.ack_requested = req.ar || credit_due;
   // SYN: ACK the first packet of a new PDC at once (it names our PDC ID);
   // later SYN packets coalesce like any other.
   arrival.syn = req.syn && pdc.counters.packets_received == 0;
@@ -294,10 +301,14 @@ void Engine::SendAck(TimePoint now, Pdc& pdc, Psn ack_psn, AckReason reason, boo
   if (!reply) ack.ack_psn_offset = static_cast<int16_t>(ack_psn - ack.cack_psn);
   ack.spdcid = pdc.local;
   ack.dpdcid = pdc.remote;
-  if (rx.window.pending_count() > 0) {
+  // Receiver CC (credit) speaks in every ACK: ACK_CC even with nothing to SACK.
+  std::optional<AckCcState> cc_state;
+  if (rx_cc_) cc_state = rx_cc_->AckState(now, pdc.local.value());
+  if (rx.window.pending_count() > 0 || cc_state) {
     const SackBlock sack = rx.window.SackWithoutHeld();
     AckCc cc;
     cc.ack = ack;
+    if (cc_state) cc.state = *cc_state;
     cc.ext.mpr = static_cast<uint8_t>(std::min<uint32_t>(255, rx.window.mp_range() / 128));
     cc.ext.sack_psn_offset = sack.sack_psn_offset;
     cc.ext.sack_bitmap = sack.bitmap;

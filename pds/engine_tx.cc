@@ -100,8 +100,17 @@ void Engine::Pump(TimePoint now, Pdc& pdc) {
                  .bytes = bytes};
     tx.queue.pop_front();
     // AR on the last packet of a burst: the target answers at once instead of
-    // after its ACK delay.
-    s.ack_request = s.ack_request || tx.queue.empty();
+    // after its ACK delay. A burst ends when nothing is queued, or when the
+    // controller will not admit the next packet while less than the ACK byte
+    // trigger is in flight: such a window never reaches the target's byte
+    // trigger and would wait for its ACK timer (NSCC/RCCC at a few packets
+    // per flow). Larger windows keep the coalescing.
+    const bool small_window_closes =
+        !tx.queue.empty() && tx.bytes_in_flight + bytes < config_.ack.ack_gen_trigger_bytes &&
+        !tx.cc->CanSend(tx.bytes_in_flight + bytes,
+                        static_cast<uint32_t>(RudRodRequest::kSize +
+                                              tx.queue.front().ses_and_payload.size()));
+    s.ack_request = s.ack_request || tx.queue.empty() || small_window_closes;
     SendNew(now, pdc, *psn, std::move(s));
   }
 }
@@ -153,7 +162,8 @@ void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
 // ---- ACK ----
 
 void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
-                       std::optional<SackBlock> sack, std::span<const std::byte> response) {
+                       std::optional<SackBlock> sack, std::span<const std::byte> response,
+                       const AckCcState* cc_state) {
   Pdc* found = FindPdcMutable(ack.dpdcid);
   if (found == nullptr || !found->tx || found->peer != from || ack.spdcid == kNoPdc ||
       (found->established && ack.spdcid != found->remote)) {
@@ -233,6 +243,7 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
     ev.rtt_sample = rtt;
     ev.ecn_marked = ack.m;
     ev.bytes_in_flight_after = tx.bytes_in_flight;
+    if (cc_state != nullptr) ev.ack_cc_state = *cc_state;
     tx.cc->OnAck(ev);
   }
   if (close_acked && pdc.state == PdcState::kClosing) {

@@ -2,24 +2,55 @@
 
 #include <array>
 
+#include "pds/cc/nscc_rccc.h"
+
 namespace uet::pds::cc {
 namespace {
 
 using Maker = Result<std::unique_ptr<Controller>> (*)(const ControllerConfig&);
+using ReceiverMaker = Result<std::unique_ptr<ReceiverCc>> (*)(const ControllerConfig&);
 
 Result<std::unique_ptr<Controller>> MakeFixed(const ControllerConfig& config) {
   UET_ASSIGN_OR_RETURN(FixedWindow fw, FixedWindow::Create(config.fixed));
   return std::unique_ptr<Controller>(std::make_unique<FixedWindow>(std::move(fw)));
 }
 
+Result<std::unique_ptr<Controller>> MakeNscc(const ControllerConfig& config) {
+  UET_ASSIGN_OR_RETURN(Nscc c, Nscc::Create(config.nscc));
+  return std::unique_ptr<Controller>(std::make_unique<Nscc>(std::move(c)));
+}
+
+Result<std::unique_ptr<Controller>> MakeRccc(const ControllerConfig& config) {
+  UET_ASSIGN_OR_RETURN(RcccSender c, RcccSender::Create(config.rccc));
+  return std::unique_ptr<Controller>(std::make_unique<RcccSender>(std::move(c)));
+}
+
+Result<std::unique_ptr<Controller>> MakeNsccRccc(const ControllerConfig& config) {
+  UET_ASSIGN_OR_RETURN(NsccRccc c, NsccRccc::Create(config.nscc, config.rccc));
+  return std::unique_ptr<Controller>(std::make_unique<NsccRccc>(std::move(c)));
+}
+
+Result<std::unique_ptr<ReceiverCc>> NoReceiver(const ControllerConfig&) {
+  return std::unique_ptr<ReceiverCc>();
+}
+
+Result<std::unique_ptr<ReceiverCc>> MakeCreditReceiver(const ControllerConfig& config) {
+  UET_ASSIGN_OR_RETURN(RcccReceiver r, RcccReceiver::Create(config.rccc));
+  return std::unique_ptr<ReceiverCc>(std::make_unique<RcccReceiver>(std::move(r)));
+}
+
 struct Entry {
   std::string_view name;
   Maker make;
+  ReceiverMaker make_receiver;
 };
 
 // One row per controller. Keep the error text in MakeController in step.
 constexpr std::array kControllers = {
-    Entry{FixedWindow::kName, &MakeFixed},
+    Entry{FixedWindow::kName, &MakeFixed, &NoReceiver},
+    Entry{Nscc::kName, &MakeNscc, &NoReceiver},
+    Entry{RcccSender::kName, &MakeRccc, &MakeCreditReceiver},
+    Entry{NsccRccc::kName, &MakeNsccRccc, &MakeCreditReceiver},
 };
 
 constexpr std::array<std::string_view, kControllers.size()> kNames = [] {
@@ -37,7 +68,15 @@ Result<std::unique_ptr<Controller>> MakeController(std::string_view name,
   for (const Entry& e : kControllers) {
     if (e.name == name) return e.make(config);
   }
-  return Error::InvalidArgument("pds.cc", "controller name (known: fixed)");
+  return Error::InvalidArgument("pds.cc", "controller name (known: fixed, nscc, rccc, nscc+rccc)");
+}
+
+Result<std::unique_ptr<ReceiverCc>> MakeReceiverCc(std::string_view name,
+                                                   const ControllerConfig& config) {
+  for (const Entry& e : kControllers) {
+    if (e.name == name) return e.make_receiver(config);
+  }
+  return Error::InvalidArgument("pds.cc", "controller name (known: fixed, nscc, rccc, nscc+rccc)");
 }
 
 }  // namespace uet::pds::cc

@@ -9,6 +9,9 @@
 
 #include "pds/cc/controller.h"
 #include "pds/cc/fixed_window.h"
+#include "pds/cc/nscc.h"
+#include "pds/cc/rccc.h"
+#include "pds/cc/receiver.h"
 #include "uet/result.h"
 
 namespace uet::pds::cc {
@@ -16,6 +19,8 @@ namespace uet::pds::cc {
 // Each controller's settings; MakeController reads only the one it builds.
 struct ControllerConfig {
   FixedWindowConfig fixed;
+  NsccConfig nscc;  // "nscc" and the window part of "nscc+rccc"
+  RcccConfig rccc;  // "rccc" and the credit part of "nscc+rccc", both sides
 };
 
 // The names MakeController accepts, in table order.
@@ -23,10 +28,17 @@ std::span<const std::string_view> ControllerNames();
 
 // Builds the controller called `name` from its part of `config`. Errors:
 // an unknown name gives kInvalidArgument "pds.cc: invalid controller name
-// (known: fixed)" (Error holds only static text: the caller, who has the name,
-// prints it next to the message); an invalid config gives that controller's
-// Validate() error.
+// (known: fixed, nscc, rccc, nscc+rccc)" (Error holds only static text: the
+// caller, who has the name, prints it next to the message); an invalid config
+// gives that controller's Validate() error.
 Result<std::unique_ptr<Controller>> MakeController(std::string_view name,
+                                                   const ControllerConfig& config);
+
+// The receiver side that goes with controller `name` (receiver.h): an
+// RcccReceiver for "rccc" and "nscc+rccc", nullptr for the sender-only ones
+// (the engine then sends plain ACKs / ACK_CC as before). Errors as
+// MakeController's.
+Result<std::unique_ptr<ReceiverCc>> MakeReceiverCc(std::string_view name,
                                                    const ControllerConfig& config);
 
 }  // namespace uet::pds::cc

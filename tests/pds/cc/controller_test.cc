@@ -36,11 +36,13 @@ TEST(MakeController, KnownNamesAllBuild) {
 }
 
 TEST(MakeController, UnknownNameIsNamedError) {
-  for (std::string_view name : {"nscc", "rccc", "", "Fixed", "fixed "}) {
+  for (std::string_view name : {"NSCC", "rccc+nscc", "", "Fixed", "fixed "}) {
     auto c = MakeController(name, ControllerConfig{});
     ASSERT_FALSE(c.ok()) << "'" << name << "'";
     EXPECT_EQ(c.error().code, Errc::kInvalidArgument);
-    EXPECT_EQ(c.error().ToString(), "pds.cc: invalid controller name (known: fixed)");
+    EXPECT_EQ(c.error().ToString(),
+              "pds.cc: invalid controller name (known: fixed, nscc, rccc, nscc+rccc)");
+    EXPECT_FALSE(MakeReceiverCc(name, ControllerConfig{}).ok());
   }
 }
 
@@ -188,8 +190,14 @@ TEST(ControllerContract, FakeDrivesSendAckLoop) {
   EXPECT_GT(r.stalls, 0u);  // the window, not the workload, gated sending
 }
 
+ControllerConfig FixedConfig(uint64_t window_bytes) {
+  ControllerConfig c;
+  c.fixed.window_bytes = window_bytes;
+  return c;
+}
+
 TEST(ControllerContract, FixedWindowGatesTheLoop) {
-  auto made = MakeController("fixed", ControllerConfig{FixedWindowConfig{4 * 1000}});
+  auto made = MakeController("fixed", FixedConfig(4 * 1000));
   ASSERT_TRUE(made.ok());
   Controller& cc = *made.value();
   LoopResult r = RunLoop(cc, 30, 1000, /*trim_psn=*/3);
@@ -204,7 +212,7 @@ TEST(ControllerContract, FixedWindowGatesTheLoop) {
 }
 
 TEST(ControllerContract, WindowBelowOnePacketStillProgresses) {
-  auto made = MakeController("fixed", ControllerConfig{FixedWindowConfig{1}});
+  auto made = MakeController("fixed", FixedConfig(1));
   ASSERT_TRUE(made.ok());
   LoopResult r = RunLoop(*made.value(), 5, 4096, /*trim_psn=*/100);
   EXPECT_EQ(r.delivered, 5u);

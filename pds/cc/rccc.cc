@@ -1,0 +1,201 @@
+#include "pds/cc/rccc.h"
+
+#include <algorithm>
+#include <cmath>
+#include <variant>
+
+namespace uet::pds::cc {
+namespace {
+
+constexpr const char* kContext = "pds.cc.rccc";
+constexpr uint32_t kCreditMask = 0xFFFFFF;  // the 24-bit `credit` field
+
+uint64_t Milli(double v) { return v > 0 ? static_cast<uint64_t>(std::llround(v * 1000)) : 0; }
+
+uint64_t Bdp(uint64_t rate_bps, Duration rtt) {
+  return static_cast<uint64_t>(static_cast<double>(rate_bps) * static_cast<double>(rtt.count()) /
+                               8e9);
+}
+
+}  // namespace
+
+Status RcccConfig::Validate() const {
+  if (link_rate_bps == 0) return Error::Invalid(kContext, "link_rate_bps", 0);
+  if (base_rtt <= Duration::zero() || base_rtt > std::chrono::seconds(1)) {
+    return Error::Invalid(kContext, "base_rtt_ns", 0);
+  }
+  if (!(speculative_bdp >= 0 && speculative_bdp <= 100)) {
+    return Error::Invalid(kContext, "speculative_bdp_milli", Milli(speculative_bdp));
+  }
+  if (!(target_bdp >= 0.1 && target_bdp <= 100)) {
+    return Error::Invalid(kContext, "target_bdp_milli", Milli(target_bdp));
+  }
+  if (quantum_bytes < 1 || quantum_bytes > 65536) {
+    return Error::Invalid(kContext, "quantum_bytes", quantum_bytes);
+  }
+  // A grant of 2^23 quanta or more between two ACKs would read as stale.
+  if (TargetBytes() / quantum_bytes >= (kCreditMask >> 1)) {
+    return Error::Invalid(kContext, "target_quanta", TargetBytes() / quantum_bytes);
+  }
+  if (TargetBytes() < quantum_bytes) return Error::Invalid(kContext, "target_bytes", TargetBytes());
+  if (min_share_bytes > TargetBytes()) {
+    return Error::Invalid(kContext, "min_share_bytes", min_share_bytes);
+  }
+  if (ack_grant_bytes < quantum_bytes) {
+    return Error::Invalid(kContext, "ack_grant_bytes", ack_grant_bytes);
+  }
+  if (active_timeout <= Duration::zero()) return Error::Invalid(kContext, "active_timeout_ns", 0);
+  if (idle_reset < active_timeout) {
+    return Error::Invalid(kContext, "idle_reset_ns", static_cast<uint64_t>(idle_reset.count()));
+  }
+  return OkStatus();
+}
+
+uint64_t RcccConfig::BdpBytes() const { return Bdp(link_rate_bps, base_rtt); }
+uint64_t RcccConfig::SpeculativeBytes() const {
+  return static_cast<uint64_t>(speculative_bdp * static_cast<double>(BdpBytes()));
+}
+uint64_t RcccConfig::TargetBytes() const {
+  return static_cast<uint64_t>(target_bdp * static_cast<double>(BdpBytes()));
+}
+
+uint32_t CreditDelta(uint32_t before, uint32_t now) {
+  const uint32_t d = (now - before) & kCreditMask;
+  return d < (kCreditMask >> 1) ? d : 0;  // "behind": a reordered ACK
+}
+
+// ---- sender ----
+
+Result<RcccSender> RcccSender::Create(const RcccConfig& config) {
+  UET_RETURN_IF_ERROR(config.Validate());
+  return RcccSender(config);
+}
+
+RcccSender::RcccSender(const RcccConfig& config)
+    : config_(config), balance_(static_cast<int64_t>(config.SpeculativeBytes())) {}
+
+bool RcccSender::CanSend(uint64_t bytes_in_flight, uint32_t packet_bytes) const {
+  if (bytes_in_flight == 0) return true;  // liveness: its ACK brings credit
+  // Credit rounded to the nearest whole packet: a balance of at least half
+  // the packet admits it (overdrawing by up to half a packet), so credit
+  // below one packet is not left stranded at every sender.
+  return 2 * balance_ >= static_cast<int64_t>(packet_bytes);
+}
+
+uint64_t RcccSender::WindowBytes() const {
+  return in_flight_ + static_cast<uint64_t>(std::max<int64_t>(balance_, 0));
+}
+
+void RcccSender::OnSent(const SentEvent& e) {
+  if (idle_since_ && e.now - *idle_since_ >= config_.idle_reset) {
+    balance_ = static_cast<int64_t>(config_.SpeculativeBytes());
+    ++stats_.idle_resets;
+  }
+  idle_since_.reset();
+  // Retransmissions use the last hop too: they spend credit like new bytes.
+  balance_ -= e.bytes;
+  if (!e.retransmission) in_flight_ += e.bytes;
+}
+
+void RcccSender::OnAck(const AckEvent& e) {
+  in_flight_ = e.bytes_in_flight_after;
+  if (in_flight_ == 0) {
+    if (!idle_since_) idle_since_ = e.now;
+  } else {
+    idle_since_.reset();
+  }
+  if (!e.ack_cc_state) return;
+  const auto* credit = std::get_if<CreditAckState>(&*e.ack_cc_state);
+  if (credit == nullptr) return;
+  ++stats_.credit_acks;
+  const uint32_t wire = credit->credit & kCreditMask;
+  if (!last_credit_) {
+    // The first grant counts from zero: the receiver starts each peer at 0.
+    last_credit_ = 0;
+  }
+  const uint32_t delta = CreditDelta(*last_credit_, wire);
+  if (delta == 0) {
+    if (wire != *last_credit_) ++stats_.stale_credits;
+    return;
+  }
+  last_credit_ = wire;
+  const uint64_t bytes = uint64_t{delta} * config_.quantum_bytes;
+  balance_ += static_cast<int64_t>(bytes);
+  stats_.granted_bytes += bytes;
+}
+
+// ---- receiver ----
+
+Result<RcccReceiver> RcccReceiver::Create(const RcccConfig& config) {
+  UET_RETURN_IF_ERROR(config.Validate());
+  return RcccReceiver(config);
+}
+
+void RcccReceiver::Recount() {
+  outstanding_ = 0;
+  active_ = 0;
+  for (const auto& [key, p] : peers_) {
+    if (!p.active) continue;
+    outstanding_ += p.Outstanding();
+    ++active_;
+  }
+}
+
+void RcccReceiver::Expire(TimePoint now) {
+  bool changed = false;
+  for (auto& [key, p] : peers_) {
+    if (p.active && now - p.last_arrival > config_.active_timeout) {
+      p.active = false;
+      ++stats_.expirations;
+      changed = true;
+    }
+  }
+  if (changed) Recount();
+}
+
+uint64_t RcccReceiver::Grantable(const Peer& p) const {
+  if (!p.active || active_ == 0) return 0;
+  const uint64_t target = config_.TargetBytes();
+  const uint64_t share = std::max<uint64_t>(target / active_, config_.min_share_bytes);
+  const uint64_t mine = p.Outstanding();
+  const uint64_t room_total = target > outstanding_ ? target - outstanding_ : 0;
+  const uint64_t room_mine = share > mine ? share - mine : 0;
+  return std::min(room_total, room_mine) / config_.quantum_bytes * config_.quantum_bytes;
+}
+
+bool RcccReceiver::OnData(TimePoint now, uint64_t peer, uint32_t bytes, bool) {
+  Expire(now);
+  stats_.data_bytes += bytes;
+  Peer& p = peers_[peer];
+  if (!p.active) {
+    // A new (or returning) sender spends its speculative credit first. The
+    // wire counter goes on (never restarts), so the sender's deltas stay right
+    // whatever either side thinks of the idle time.
+    p.active = true;
+    p.granted = config_.SpeculativeBytes();
+    p.received = 0;
+    ++stats_.activations;
+  }
+  p.received += bytes;
+  p.last_arrival = now;
+  Recount();
+  return Grantable(p) >= config_.ack_grant_bytes;
+}
+
+std::optional<AckCcState> RcccReceiver::AckState(TimePoint now, uint64_t peer) {
+  Expire(now);
+  auto it = peers_.find(peer);
+  if (it == peers_.end()) return CreditAckState{0, 0};
+  Peer& p = it->second;
+  if (const uint64_t bytes = Grantable(p); bytes > 0) {
+    const uint64_t quanta = bytes / config_.quantum_bytes;
+    p.granted += bytes;
+    p.credit = static_cast<uint32_t>((p.credit + quanta) & kCreditMask);
+    outstanding_ += bytes;
+    ++stats_.grants;
+    stats_.granted_bytes += bytes;
+  }
+  return CreditAckState{p.credit, 0};
+}
+
+}  // namespace uet::pds::cc
