@@ -125,6 +125,21 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
                                                                      : pds::PdsMode::kRud;
   if (p.rto_floor_us > 0) c.pds.rto.min_rto = std::chrono::microseconds(p.rto_floor_us);
   if (p.retry_limit > 0) c.pds.retry_limit = static_cast<uint32_t>(p.retry_limit);
+  if (!p.cc.empty()) c.pds.cc_name = p.cc;  // refused by Create if unknown
+  // A full-size packet as the controllers count it: payload and headers.
+  const auto packet = static_cast<uint32_t>(c.payload_bytes + ses::EndpointConfig::kMaxSesOverhead);
+  c.pds.cc.nscc.mtu_bytes = packet;
+  c.pds.cc.rccc.min_share_bytes = packet;
+  if (p.cc_link_mbps > 0) {
+    const uint64_t bps = static_cast<uint64_t>(p.cc_link_mbps) * 1'000'000;
+    c.pds.cc.nscc.link_rate_bps = bps;
+    c.pds.cc.rccc.link_rate_bps = bps;
+  }
+  if (p.cc_base_rtt_us > 0) {
+    const Duration rtt = std::chrono::microseconds(p.cc_base_rtt_us);
+    c.pds.cc.nscc.base_rtt = rtt;
+    c.pds.cc.rccc.base_rtt = rtt;
+  }
   c.pid_on_fep = ep.local.pid_on_fep;
   c.resource_index = ep.local.start_resource_index;
   return c;

@@ -69,6 +69,14 @@ ProviderParams ReadParams() {
   if (fi_param_get_int(&g_provider, "tss_auth_fail_latch", &v) == FI_SUCCESS && v >= 0) {
     p.tss_auth_fail_latch = v;
   }
+  s = nullptr;
+  if (fi_param_get_str(&g_provider, "cc", &s) == FI_SUCCESS && s != nullptr) p.cc = s;
+  if (fi_param_get_int(&g_provider, "cc_link_mbps", &v) == FI_SUCCESS && v > 0) {
+    p.cc_link_mbps = v;
+  }
+  if (fi_param_get_int(&g_provider, "cc_base_rtt_us", &v) == FI_SUCCESS && v > 0) {
+    p.cc_base_rtt_us = v;
+  }
   if (fi_param_get_int(&g_provider, "busy_poll_us", &v) == FI_SUCCESS && v > 0) {
     p.busy_poll_us = v;
   }
@@ -237,6 +245,15 @@ constexpr ParamDef kParamDefs[] = {
      "TSS: after this many packets that fail authentication the secure domain "
      "drops everything until reset (default 0: never; counted and logged either "
      "way). A threshold lets anyone who can reach the port stop the job"},
+    {"cc", FI_PARAM_STRING,
+     "Congestion controller of every PDC: fixed (default), nscc, rccc or nscc+rccc "
+     "(spec-notes/cc.md); both hosts must name the same one"},
+    {"cc_link_mbps", FI_PARAM_INT,
+     "Congestion control: the link rate in Mbit/s the controller sizes its window or "
+     "credit from (default: the controller's, 100000)"},
+    {"cc_base_rtt_us", FI_PARAM_INT,
+     "Congestion control: the unloaded round-trip time in microseconds (default: the "
+     "controller's, 12)"},
     {"busy_poll_us", FI_PARAM_INT,
      "fi_cq_sread and fi_cntr_wait run progress without sleeping for this many "
      "microseconds before they sleep on the sockets (default 0: sleep at once)"},

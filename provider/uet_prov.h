@@ -88,6 +88,12 @@ struct ProviderParams {
   int64_t tss_sdi = -1;
   int64_t tss_ssi = -1;
   int64_t tss_auth_fail_latch = 0;  // FI_UET_TSS_AUTH_FAIL_LATCH (0: never)
+  // FI_UET_CC: the congestion controller of every PDC (pds/cc: fixed, nscc,
+  // rccc, nscc+rccc; "" = the engine's default, fixed), sized by
+  // FI_UET_CC_LINK_MBPS and FI_UET_CC_BASE_RTT_US (0: the controller defaults).
+  std::string cc;
+  int64_t cc_link_mbps = 0;
+  int64_t cc_base_rtt_us = 0;
   // FI_UET_BUSY_POLL_US: fi_cq_sread / fi_cntr_wait keep running progress
   // without sleeping for this long before they sleep in poll() (0: sleep at once).
   int busy_poll_us = 0;

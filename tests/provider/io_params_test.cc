@@ -63,6 +63,12 @@ TEST(IoParams, NegativeImpairmentRateFailsEnableWithEinval) {
   EXPECT_EQ(EnableResult(), -FI_EINVAL);
 }
 
+TEST(IoParams, UnknownCongestionControllerFailsEnableWithEinval) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_CC", "cubic", 1);
+  EXPECT_EQ(EnableResult(), -FI_EINVAL);
+}
+
 TEST(IoParams, MmsgBackendByNameEnables) {
   SKIP_UNLESS_FIRST_IN_PROCESS();
   setenv("FI_UET_IO_BACKEND", "mmsg", 1);
@@ -229,6 +235,25 @@ TEST_F(TssRdm, DatagramPayloadLeavesRoomForTheTssOverhead) {
   InfoPtr dgram = GetInfo({.caps = FI_MSG, .type = FI_EP_DGRAM});
   ASSERT_NE(dgram, nullptr);
   EXPECT_EQ(dgram->ep_attr->max_msg_size, kPayload - 32);
+}
+
+// NSCC sized for a host path (10 Gbit/s, 50 us), every size both ways.
+class NsccRdm : public RdmApi {
+ protected:
+  void SetUp() override {
+    SKIP_UNLESS_FIRST_IN_PROCESS();
+    setenv("FI_UET_CC", "nscc+rccc", 1);
+    setenv("FI_UET_CC_LINK_MBPS", "10000", 1);
+    setenv("FI_UET_CC_BASE_RTT_US", "50", 1);
+    RdmApi::SetUp();
+  }
+};
+
+TEST_F(NsccRdm, EverySizeArrivesUnderNsccAndRccc) {
+  for (size_t len : kSizes) {
+    ASSERT_NO_FATAL_FAILURE(SendRecv(len, false));
+    ASSERT_NO_FATAL_FAILURE(SendRecv(len, true));
+  }
 }
 
 class BusyPollRdm : public RdmApi {
