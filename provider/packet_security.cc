@@ -46,10 +46,11 @@ absl::StatusOr<const tss::SdRecord*> SelectSd(const tss::KeyFileDb& db,
 
 }  // namespace
 
-absl::StatusOr<JobId> PacketSecurity::JobOf(const SecuritySetup& setup) {
+absl::StatusOr<JobId> PacketSecurity::LoadKeys(SecuritySetup& setup) {
   absl::StatusOr<tss::KeyFileDb> db = tss::KeyFileDb::Load(setup.key_file);
   if (!db.ok()) return db.status();
-  absl::StatusOr<const tss::SdRecord*> record = SelectSd(*db, setup);
+  setup.db = std::move(*db);
+  absl::StatusOr<const tss::SdRecord*> record = SelectSd(*setup.db, setup);
   if (!record.ok()) return record.status();
   return (*record)->job;
 }
@@ -66,9 +67,14 @@ absl::StatusOr<std::unique_ptr<PacketSecurity>> PacketSecurity::Create(
         "TSS needs a specific local address (the AAD holds both addresses), not ",
         setup.local.ToString(), ": set FI_UET_ADDR"));
   }
-  absl::StatusOr<tss::KeyFileDb> db = tss::KeyFileDb::Load(setup.key_file);
-  if (!db.ok()) return db.status();
-  absl::StatusOr<const tss::SdRecord*> selected = SelectSd(*db, setup);
+  std::optional<tss::KeyFileDb> read;  // only when LoadKeys did not run
+  if (!setup.db) {
+    absl::StatusOr<tss::KeyFileDb> loaded = tss::KeyFileDb::Load(setup.key_file);
+    if (!loaded.ok()) return loaded.status();
+    read = std::move(*loaded);
+  }
+  const tss::KeyFileDb& db = setup.db ? *setup.db : *read;
+  absl::StatusOr<const tss::SdRecord*> selected = SelectSd(db, setup);
   if (!selected.ok()) return selected.status();
   const tss::SdRecord* record = *selected;
   std::unique_ptr<PacketSecurity> s(new PacketSecurity());
@@ -84,7 +90,7 @@ absl::StatusOr<std::unique_ptr<PacketSecurity>> PacketSecurity::Create(
         absl::StrCat("secure domain ", record->sdi, ": ", sd.error().ToString()));
   }
   s->sd_ = *sd;
-  if (absl::Status st = tss::ApplyKeys(*db, *s->sd_); !st.ok()) return st;
+  if (absl::Status st = tss::ApplyKeys(db, *s->sd_); !st.ok()) return st;
   return s;
 }
 
@@ -113,17 +119,12 @@ std::optional<std::span<const std::byte>> PacketSecurity::Open(
     last_refusal_ = src.ToString() + ": " + opened.error().ToString();
     return std::nullopt;
   }
-  NoteSsi(src, datagram);
+  // Every packet of our SDs carries an SSI (Create configures one).
+  if (opened->header.ssi) NoteSsi(src, *opened->header.ssi);
   return std::span<const std::byte>(rx_.data() + opened->header_size, opened->plaintext_size);
 }
 
-void PacketSecurity::NoteSsi(const FabricAddress& src, std::span<const std::byte> datagram) {
-  // An authenticated packet carries SP=1 and the SSI at offset 4.
-  if (datagram.size() < 8) return;
-  const uint32_t ssi = (std::to_integer<uint32_t>(datagram[4]) << 24) |
-                       (std::to_integer<uint32_t>(datagram[5]) << 16) |
-                       (std::to_integer<uint32_t>(datagram[6]) << 8) |
-                       std::to_integer<uint32_t>(datagram[7]);
+void PacketSecurity::NoteSsi(const FabricAddress& src, uint32_t ssi) {
   auto it = ssi_sources_.find(ssi);
   if (it == ssi_sources_.end()) {
     if (ssi_sources_.size() < kMaxSsiSources) ssi_sources_.emplace(ssi, src);

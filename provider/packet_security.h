@@ -71,6 +71,8 @@ struct SecuritySetup {
   uint16_t port = 0;               // bound UDP port
   uint64_t first_counter = 0;      // the caller's clock (microseconds), mod 2^48
   uint64_t auth_fail_latch = 0;    // FI_UET_TSS_AUTH_FAIL_LATCH (0: never latch)
+  // The key file as PacketSecurity::LoadKeys read it (Create reads it if unset).
+  std::optional<tss::KeyFileDb> db;
 };
 
 // The default SSI of an endpoint bound to addr:port (see above).
@@ -82,9 +84,10 @@ class PacketSecurity {
   static constexpr size_t kOverhead = 32;
 
   static absl::StatusOr<std::unique_ptr<PacketSecurity>> Create(const SecuritySetup& setup);
-  // The JobID of the secure domain `setup` selects (the SES endpoint accepts
-  // only it: the SD's JobID binding).
-  static absl::StatusOr<JobId> JobOf(const SecuritySetup& setup);
+  // Reads the key file into setup.db and returns the JobID of the secure
+  // domain `setup` selects (the SES endpoint accepts only it: the SD's JobID
+  // binding). Create then uses setup.db instead of reading the file again.
+  static absl::StatusOr<JobId> LoadKeys(SecuritySetup& setup);
 
   // The sealed datagram for `packet` to `dst`, valid until the next Seal;
   // nothing when sealing is refused (counter exhausted: out_invoke_fail).
@@ -109,7 +112,7 @@ class PacketSecurity {
 
  private:
   PacketSecurity() = default;
-  void NoteSsi(const FabricAddress& src, std::span<const std::byte> datagram);
+  void NoteSsi(const FabricAddress& src, uint32_t ssi);
 
   IpAddress local_;
   uint32_t ssi_ = 0;

@@ -116,8 +116,9 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
   const ProviderParams& p = Params();
   ses::EndpointConfig c;
   c.payload_bytes = PayloadBytes();  // less the TSS overhead when TSS is on
-  c.pds.max_packet_bytes =
-      std::max(c.pds.max_packet_bytes, c.payload_bytes + ses::EndpointConfig::kMaxSesOverhead + 16);
+  // A full-size packet: payload and the largest SES/PDS headers.
+  const size_t packet = c.payload_bytes + ses::EndpointConfig::kMaxSesOverhead;
+  c.pds.max_packet_bytes = std::max(c.pds.max_packet_bytes, packet + 16);
   // Any ordering asked for (send-after-send, RMA/atomic read/write orders)
   // needs ROD: RUD may place a later operation first when a packet is lost.
   const bool ordered = ep.info->tx_attr != nullptr && (ep.info->tx_attr->msg_order & kMsgOrder);
@@ -126,10 +127,9 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
   if (p.rto_floor_us > 0) c.pds.rto.min_rto = std::chrono::microseconds(p.rto_floor_us);
   if (p.retry_limit > 0) c.pds.retry_limit = static_cast<uint32_t>(p.retry_limit);
   if (!p.cc.empty()) c.pds.cc_name = p.cc;  // refused by Create if unknown
-  // A full-size packet as the controllers count it: payload and headers.
-  const auto packet = static_cast<uint32_t>(c.payload_bytes + ses::EndpointConfig::kMaxSesOverhead);
-  c.pds.cc.nscc.mtu_bytes = packet;
-  c.pds.cc.rccc.min_share_bytes = packet;
+  // The controllers count a full-size packet as the provider sends it.
+  c.pds.cc.nscc.mtu_bytes = static_cast<uint32_t>(packet);
+  c.pds.cc.rccc.min_share_bytes = static_cast<uint32_t>(packet);
   if (p.cc_link_mbps > 0) {
     const uint64_t bps = static_cast<uint64_t>(p.cc_link_mbps) * 1'000'000;
     c.pds.cc.nscc.link_rate_bps = bps;
@@ -162,7 +162,7 @@ absl::StatusOr<std::optional<SecuritySetup>> SecuritySetupFor(ses::EndpointConfi
   if (p.tss_sdi >= 0) s.sdi = static_cast<uint32_t>(p.tss_sdi);
   if (p.tss_ssi >= 0) s.ssi = static_cast<uint32_t>(p.tss_ssi);
   s.auth_fail_latch = static_cast<uint64_t>(p.tss_auth_fail_latch);
-  absl::StatusOr<JobId> job = PacketSecurity::JobOf(s);
+  absl::StatusOr<JobId> job = PacketSecurity::LoadKeys(s);
   if (!job.ok()) return job.status();
   config.job = *job;
   config.jobs = {*job};

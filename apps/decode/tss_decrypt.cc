@@ -1,7 +1,9 @@
 #include "apps/decode/tss_decrypt.h"
 
+#include "tss/header.h"
 #include "tss/key_file.h"
 #include "tss/seal.h"
+#include "uet/bytes.h"
 
 namespace uet::decode {
 
@@ -28,11 +30,12 @@ absl::StatusOr<std::unique_ptr<CaptureDecryptor>> CaptureDecryptor::Load(
 Result<std::span<const std::byte>> CaptureDecryptor::Open(const IpAddress& src,
                                                           const IpAddress& dst,
                                                           std::span<const std::byte> udp_payload) {
+  // The header says whether an SSI follows (SP); the SD must expect the same.
+  ByteReader r(udp_payload);
+  UET_ASSIGN_OR_RETURN(tss::SecurityHeader header, tss::SecurityHeader::Parse(r));
   buf_.assign(udp_payload.begin(), udp_payload.end());
-  // Byte 0 bit 2 (0x04) is SP, the SSI-present flag (tss/header.h).
-  const bool sp = !buf_.empty() && (std::to_integer<uint8_t>(buf_[0]) & 0x04) != 0;
   UET_ASSIGN_OR_RETURN(tss::Opened opened,
-                       tss::Open(sp ? with_ssi_ : without_ssi_,
+                       tss::Open(header.sp() ? with_ssi_ : without_ssi_,
                                  tss::AadAddrs{.src = src, .dst = dst, .entropy_header = {}},
                                  buf_));
   return std::span<const std::byte>(buf_.data() + opened.header_size, opened.plaintext_size);
