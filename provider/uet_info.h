@@ -169,6 +169,9 @@ struct InfoConfig {
   uint16_t port = kDefaultPort;  // FI_UET_PORT (0 = ephemeral)
   // Payload per packet. Not used by RDM matching; DGRAM's max_msg_size later.
   size_t payload_bytes = ses::EndpointConfig::kDefaultPayloadBytes;
+  // The auth_key size offered in domain_attr and ep_attr (uet_auth_key.h): 4
+  // with TSS on, else 0.
+  size_t auth_key_size = 0;
 };
 
 // The static RDM attribute table: what fi_getinfo returns for null hints,
