@@ -149,7 +149,11 @@ void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
     } else {
       req.dpdcid = pdc.remote;
     }
-    Emit(pdc.peer, req, s.ses_and_payload);
+    // A resend says its last path lost it; SYN packets go from the FEP's own
+    // socket (EV 0), so the target learns the FEP address.
+    if (retx) tx.entropy.OnLost(s.ev);
+    s.ev = req.syn ? 0 : tx.entropy.Next();
+    Emit(pdc.peer, req, s.ses_and_payload, s.ev);
   }
   s.sent_at = now;
   pdc.last_activity = now;
@@ -198,6 +202,10 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
       tx.rto.OnAck(s.sent_at, now, false);
       rtt = now - s.sent_at;
     }
+    // Only the packet that triggered the ACK has a known ECN state (flag M);
+    // the others it covers cumulatively may have been marked too, so their
+    // EVs are not recycled as clean.
+    if (info.ack_psn && psn == *info.ack_psn) tx.entropy.OnDelivered(s.ev, ack.m);
     acked_bytes += s.bytes;
     ++acked_packets;
     tx.bytes_in_flight -= s.bytes;
