@@ -4,9 +4,10 @@
 # a to b, 64 KiB messages,
 #   1. FI_UET_EV_COUNT=1 (single path): one r->s link carries the data;
 #   2. FI_UET_EV_COUNT=16: both links carry a substantial share (>= 15 %);
-#   3. 16 EVs with every ECN-capable packet on link 1 marked CE: link 1's
-#      share falls to at most two thirds of what it carried in 2 (NSCC's EV feedback
-#      sets marked EVs aside), and the data check still passes.
+# Not asserted yet (spec-notes/pds.md "Entropy and spraying"): that a marked or
+# lossy link's share falls. Each run opens new EV sockets on new ephemeral
+# ports, so the ECMP split (34..63 % on link 1) differs between the runs
+# being compared, and a run with 2 % loss on link 1 once failed (exit 113).
 # Link shares are r->s transmit bytes (scripts/mpnet.sh counters).
 #
 #   tests/net/spray_test.sh PROVIDER_DIR
@@ -59,22 +60,22 @@ run() {
   echo "$((100 * d1 / (d1 + d2))) $((100 * d2 / (d1 + d2)))"
 }
 
-read -r s1 s2 <<<"$(run 1)"
+shares=$(mktemp)
+trap 'rm -f "$shares"; "$mpnet" down >/dev/null 2>&1 || true' EXIT
+# `run` writes the shares to a file, not through $(...): its `exit 1` then
+# ends this script.
+run 1 >"$shares"
+read -r s1 s2 <"$shares"
 echo "spray_test: 1 EV: link shares $s1 % / $s2 %"
 if [ "$s1" -gt 5 ] && [ "$s2" -gt 5 ]; then
   echo "spray_test: FAIL: a single EV used both links" >&2; exit 1
 fi
 
-read -r m1 m2 <<<"$(run 16)"
+run 16 >"$shares"
+read -r m1 m2 <"$shares"
 echo "spray_test: 16 EVs: link shares $m1 % / $m2 %"
 if [ "$m1" -lt 15 ] || [ "$m2" -lt 15 ]; then
   echo "spray_test: FAIL: spraying left a link nearly unused" >&2; exit 1
 fi
 
-"$mpnet" impair rs1 mark 100 >/dev/null
-read -r k1 k2 <<<"$(run 16)"
-echo "spray_test: 16 EVs, link 1 marks CE: link shares $k1 % / $k2 %"
-if [ $((3 * k1)) -gt $((2 * m1)) ]; then
-  echo "spray_test: FAIL: the marked link's share did not fall to two thirds of $m1 % or less" >&2; exit 1
-fi
 echo "spray_test: PASS"
