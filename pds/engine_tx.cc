@@ -473,9 +473,11 @@ void Engine::FailSender(Pdc& pdc, const Failure& failure) {
   for (uint64_t token : failed) delivery_.OnSendFailed(token, failure);
 }
 
-void Engine::Reestablish(TimePoint now, Pdc& pdc) {
-  SenderHalf& tx = *pdc.tx;
-  std::vector<QueuedPacket> moved;
+namespace {
+
+// Every unacked request of `tx` in PSN order, then its queue, moved out.
+std::deque<QueuedPacket> TakeUnsent(SenderHalf& tx) {
+  std::deque<QueuedPacket> moved;
   tx.window.ForEachOutstanding(false, [&](Psn psn) {
     SentPacket& s = tx.slot(psn);
     if (s.used && s.kind == SentKind::kRequest) {
@@ -484,6 +486,15 @@ void Engine::Reestablish(TimePoint now, Pdc& pdc) {
     }
   });
   for (QueuedPacket& q : tx.queue) moved.push_back(std::move(q));
+  tx.queue.clear();
+  return moved;
+}
+
+}  // namespace
+
+void Engine::Reestablish(TimePoint now, Pdc& pdc) {
+  SenderHalf& tx = *pdc.tx;
+  std::deque<QueuedPacket> moved = TakeUnsent(tx);
   SubmitRequest key;
   key.dst = pdc.peer;
   key.mode = pdc.mode;
@@ -510,17 +521,7 @@ void Engine::RestartAt(TimePoint now, Pdc& pdc, Psn start) {
   }
   Result<std::unique_ptr<SenderHalf>> fresh = MakeSender(start);
   if (!fresh.ok()) return;  // unreachable: config validated
-  SenderHalf& old = *pdc.tx;
-  std::deque<QueuedPacket> requeued;
-  old.window.ForEachOutstanding(false, [&](Psn psn) {
-    SentPacket& s = old.slot(psn);
-    if (s.used && s.kind == SentKind::kRequest) {
-      requeued.push_back(QueuedPacket{s.token, s.next_hdr, s.ack_request,
-                                      std::move(s.ses_and_payload)});
-    }
-  });
-  for (QueuedPacket& q : old.queue) requeued.push_back(std::move(q));
-  (*fresh)->queue = std::move(requeued);
+  (*fresh)->queue = TakeUnsent(*pdc.tx);
   pdc.tx = std::move(*fresh);
   pdc.start_psn = start;
   ++counters_.start_psn_restarts;
