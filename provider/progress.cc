@@ -15,7 +15,8 @@ unsigned long long ULL(uint64_t v) { return static_cast<unsigned long long>(v); 
 
 Result<std::unique_ptr<Progress>> Progress::Create(Endpoint& ep,
                                                    const ses::EndpointConfig& config,
-                                                   const UdpIoConfig& io_config) {
+                                                   const UdpIoConfig& io_config,
+                                                   uint16_t ev_first_port) {
   UET_ASSIGN_OR_RETURN(std::unique_ptr<PacketIo> io, OpenPacketIo(io_config));
   std::random_device rd;
   const uint64_t seed = (uint64_t{rd()} << 32) ^ rd();
@@ -28,7 +29,8 @@ Result<std::unique_ptr<Progress>> Progress::Create(Endpoint& ep,
   c.initiator_id = p->io_->local_port();
   // Multipath: one send socket per EV beyond the first, on the bound address.
   UET_ASSIGN_OR_RETURN(p->ev_sockets_,
-                       EvSockets::Open(io_config, p->io_->local_addr(), c.pds.entropy_count));
+                       EvSockets::Open(io_config, p->io_->local_addr(), c.pds.entropy_count,
+                                       ev_first_port));
   c.pds.sprayed_source_ports = true;
   UET_ASSIGN_OR_RETURN(p->ses_, ses::Endpoint::Create(c, p->random_, *p, *p));
   return p;

@@ -41,8 +41,11 @@ struct OpRecord {
 
 class Progress final : public pds::PacketSink, public ses::EndpointEvents {
  public:
+  // ev_first_port: the source port of EV 1 (the next EVs count up from it), or
+  // 0 for ephemeral ports (EvSockets::Open).
   static Result<std::unique_ptr<Progress>> Create(Endpoint& ep, const ses::EndpointConfig& config,
-                                                  const UdpIoConfig& io);
+                                                  const UdpIoConfig& io,
+                                                  uint16_t ev_first_port = 0);
   ~Progress() override;
 
   // One pass: receive what waits, run due timers, send what is queued.

@@ -224,6 +224,16 @@ int EnableEndpoint(Endpoint& ep) {
                  static_cast<long long>(Params().ev_count), pds::EntropySelector::kMaxEvs);
     return -FI_EINVAL;
   }
+  const int64_t ev_base = Params().ev_port_base;
+  if (ev_base != 0 && (ev_base < 1 || ev_base + Params().ev_count - 2 > 65535)) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL,
+                 "uet: fi_enable: FI_UET_EV_PORT_BASE=%lld: with FI_UET_EV_COUNT=%lld the EV "
+                 "ports %lld..%lld do not fit in 1..65535 (0: ephemeral ports)\n",
+                 static_cast<long long>(ev_base), static_cast<long long>(Params().ev_count),
+                 static_cast<long long>(ev_base),
+                 static_cast<long long>(ev_base + Params().ev_count - 2));
+    return -FI_EINVAL;
+  }
   ses::EndpointConfig config = SesConfigFor(ep);
   absl::StatusOr<std::optional<SecuritySetup>> security = SecuritySetupFor(ep, config);
   if (!security.ok()) {
@@ -232,7 +242,7 @@ int EnableEndpoint(Endpoint& ep) {
     return FiErrorOfSecurity(security.status());
   }
   // The initiator ID is the UDP port: unique among the endpoints of a host.
-  Result<std::unique_ptr<Progress>> p = Progress::Create(ep, config, *io);
+  Result<std::unique_ptr<Progress>> p = Progress::Create(ep, config, *io, static_cast<uint16_t>(ev_base));
   if (!p.ok()) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: cannot open UDP %s port %u: %s\n",
                  ep.local.fabric_address.ToString().c_str(), ep.local.udp_port,

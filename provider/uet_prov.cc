@@ -75,6 +75,7 @@ ProviderParams ReadParams() {
     p.cc_link_mbps = v;
   }
   if (fi_param_get_int(&g_provider, "ev_count", &v) == FI_SUCCESS) p.ev_count = v;
+  if (fi_param_get_int(&g_provider, "ev_port_base", &v) == FI_SUCCESS) p.ev_port_base = v;
   if (fi_param_get_int(&g_provider, "cc_base_rtt_us", &v) == FI_SUCCESS && v > 0) {
     p.cc_base_rtt_us = v;
   }
@@ -261,6 +262,10 @@ constexpr ParamDef kParamDefs[] = {
      "path). Each EV beyond the first is one more UDP send socket (its source port "
      "is the EV), so ECMP routers spread an established PDC's packets over paths; "
      "ECN-marked or lost EVs are set aside (spec-notes/pds.md \"Entropy\")"},
+    {"ev_port_base", FI_PARAM_INT,
+     "Multipath spraying: source port of EV 1; EVs 2.. count up from it (default 0: "
+     "ephemeral ports). Pinned ports take the same ECMP paths on every run; each "
+     "endpoint of a host needs its own range (a port in use fails fi_enable)"},
     {"busy_poll_us", FI_PARAM_INT,
      "fi_cq_sread and fi_cntr_wait run progress without sleeping for this many "
      "microseconds before they sleep on the sockets (default 0: sleep at once)"},

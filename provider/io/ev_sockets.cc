@@ -15,7 +15,7 @@ using io_internal::ToSockaddr;
 using io_internal::UdpSocket;
 
 Result<EvSockets> EvSockets::Open(const UdpIoConfig& main, const IpAddress& bound,
-                                  uint16_t count) {
+                                  uint16_t count, uint16_t first_port) {
   EvSockets s;
   UdpIoConfig c = main;
   c.bind_addr = bound;
@@ -24,7 +24,15 @@ Result<EvSockets> EvSockets::Open(const UdpIoConfig& main, const IpAddress& boun
   c.gro = false;
   c.socket_buffer_bytes = 1 << 20;
   for (uint16_t ev = 1; ev < count; ++ev) {
-    UET_ASSIGN_OR_RETURN(UdpSocket u, OpenUdpSocket(c));
+    if (first_port != 0) c.port = static_cast<uint16_t>(first_port + ev - 1);
+    Result<UdpSocket> opened = OpenUdpSocket(c);
+    if (!opened.ok()) {
+      Error e = opened.error();
+      // Name the EV socket (the caller's message names the main port).
+      if (first_port != 0) e.context = "EV socket on a FI_UET_EV_PORT_BASE port";
+      return e;
+    }
+    UdpSocket u = *opened;
     s.family_ = u.family;
     s.fds_.push_back(u.fd);
     s.ports_.push_back(u.local_port);

@@ -2,8 +2,9 @@
 // pds/entropy.h; spec-notes/pds.md "Entropy and spraying"). In UDP mode the EV
 // is the UDP source port: EV 0 is the endpoint's own socket (PacketIo), and
 // EVs 1 .. count-1 each own one more UDP socket bound to the same address on
-// an ephemeral port, used only to send. A bounded pool per endpoint, never one
-// per peer. Every socket applies the same IP policy as the main one (DF,
+// an ephemeral port, used only to send, or on first_port + ev - 1 when the
+// caller pins them (FI_UET_EV_PORT_BASE: the same ports, hence the same ECMP
+// paths, on every run). A bounded pool per endpoint, never one per peer. Every socket applies the same IP policy as the main one (DF,
 // ECT(0)), so marks and drops on any path reach NSCC the same way.
 #pragma once
 
@@ -20,8 +21,11 @@ namespace uet::prov {
 class EvSockets {
  public:
   // `count` EVs in all (1: nothing opened); `main` is the endpoint's socket
-  // config (its bound address is reused; port, GSO and GRO are not).
-  static Result<EvSockets> Open(const UdpIoConfig& main, const IpAddress& bound, uint16_t count);
+  // config (its bound address is reused; port, GSO and GRO are not). EV e's
+  // port: ephemeral when first_port is 0, else first_port + e - 1 (the caller
+  // checks that the range fits below 65536; a port in use fails the bind).
+  static Result<EvSockets> Open(const UdpIoConfig& main, const IpAddress& bound, uint16_t count,
+                                uint16_t first_port = 0);
   EvSockets() = default;
   EvSockets(EvSockets&&) noexcept;
   EvSockets& operator=(EvSockets&&) noexcept;
