@@ -211,6 +211,22 @@ CUresult CudaDriver::CopyAsync(int device, Direction dir, void* dst, const void*
   return r;
 }
 
+CUresult CudaDriver::QueryEvent(int device, CUevent event) {
+  CUresult r = kCudaSuccess;
+  Device* d = DeviceState(device, &r);
+  if (d == nullptr) return r;
+  ScopedContext scope(api_, d->ctx);
+  return api_.cuEventQuery(event);
+}
+
+CUresult CudaDriver::WaitEvent(int device, CUevent event) {
+  CUresult r = kCudaSuccess;
+  Device* d = DeviceState(device, &r);
+  if (d == nullptr) return r;
+  ScopedContext scope(api_, d->ctx);
+  return api_.cuEventSynchronize(event);
+}
+
 CUresult CudaDriver::AcquireEvent(int device, CUevent* event) {
   CUresult r = kCudaSuccess;
   Device* d = DeviceState(device, &r);

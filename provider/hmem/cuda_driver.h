@@ -141,10 +141,11 @@ class CudaDriver {
   // Events come from and go back to a per-device pool.
   CUresult AcquireEvent(int device, CUevent* event);
   void ReleaseEvent(int device, CUevent event);
-  // Polls `event` (kCudaSuccess: done, kCudaErrorNotReady: not yet).
-  CUresult QueryEvent(CUevent event) const { return api_.cuEventQuery(event); }
+  // Polls `event` of `device` (kCudaSuccess: done, kCudaErrorNotReady: not
+  // yet). Any thread: the domain's progress thread has no context of its own.
+  CUresult QueryEvent(int device, CUevent event);
   // Waits for `event` (closing an endpoint with copies in flight only).
-  CUresult WaitEvent(CUevent event) const { return api_.cuEventSynchronize(event); }
+  CUresult WaitEvent(int device, CUevent event);
 
   // Pinned host memory (cuMemHostAlloc, portable across contexts).
   CUresult HostAlloc(size_t n, void** p);

@@ -19,7 +19,7 @@ void EndpointHmem::ReleaseEvents(Job& job, bool wait) {
   CudaDriver& cuda = CudaDriver::Get();
   for (auto& [event, bytes] : job.pending) {
     (void)bytes;
-    if (wait) (void)cuda.WaitEvent(event);
+    if (wait) (void)cuda.WaitEvent(job.device, event);
     cuda.ReleaseEvent(job.device, event);
   }
   job.pending.clear();
@@ -151,7 +151,7 @@ void EndpointHmem::Poll() {
     CUresult r = kCudaSuccess;
     while (!job.pending.empty()) {
       ++event_polls_;
-      r = cuda.QueryEvent(job.pending.front().first);
+      r = cuda.QueryEvent(job.device, job.pending.front().first);
       if (r == kCudaErrorNotReady) {
         r = kCudaSuccess;
         break;

@@ -14,7 +14,8 @@
 //    event or the stream; only then are its bytes copied. A consumer that reads
 //    the destination before the event says so sees stale bytes.
 //  - contexts: one primary context per device, a per-thread current-context
-//    stack (push/pop/set).
+//    stack (push/pop/set); copies, host allocations, event records, polls and
+//    waits fail with CUDA_ERROR_INVALID_CONTEXT on a thread without one.
 //  - FAKE_CUDA_DEVICES (default 1): 0 makes cuInit fail with
 //    CUDA_ERROR_NO_DEVICE, as the real driver does on a host without a GPU.
 //  - fake_cuda_stats(): counters the tests read (copies, polls, synchronizes,
@@ -321,6 +322,7 @@ __attribute__((visibility("default"))) CUresult cuMemHostAlloc(void** p, size_t 
   std::lock_guard lock(g_mu);
   Count();
   if (!g_init) return kNotInitialized;
+  if (t_ctx_stack.empty() || t_ctx_stack.back() == nullptr) return kInvalidContext;
   const size_t mapped = PageRound(n);
   void* m = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (m == MAP_FAILED) return kOutOfMemory;
@@ -512,9 +514,15 @@ __attribute__((visibility("default"))) CUresult cuEventDestroy_v2(CUevent e) {
   return kSuccess;
 }
 
+// The real driver wants a current context for most calls; the mock asks for
+// one on every call that copies, records or polls, so a provider thread that
+// forgot to make one current (the domain's progress thread has none) fails.
+static bool NoContext() { return t_ctx_stack.empty() || t_ctx_stack.back() == nullptr; }
+
 __attribute__((visibility("default"))) CUresult cuEventRecord(CUevent e, CUstream s) {
   std::lock_guard lock(g_mu);
   Count();
+  if (NoContext()) return kInvalidContext;
   if (s == nullptr) return kInvalidValue;  // the provider never uses the default stream
   e->stream = s;
   e->pending = true;
@@ -526,6 +534,7 @@ __attribute__((visibility("default"))) CUresult cuEventRecord(CUevent e, CUstrea
 __attribute__((visibility("default"))) CUresult cuEventQuery(CUevent e) {
   std::lock_guard lock(g_mu);
   Count();
+  if (NoContext()) return kInvalidContext;
   ++g_stats.event_queries;
   if (e->pending) Advance(e->stream, true);
   return e->pending ? kNotReady : kSuccess;
@@ -534,6 +543,7 @@ __attribute__((visibility("default"))) CUresult cuEventQuery(CUevent e) {
 __attribute__((visibility("default"))) CUresult cuEventSynchronize(CUevent e) {
   std::lock_guard lock(g_mu);
   Count();
+  if (NoContext()) return kInvalidContext;
   ++g_stats.synchronizes;
   while (e->pending) {
     e->stream->front_ticks = g_async_polls;

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -152,10 +153,10 @@ class Hmem : public RdmApi {
                    << " (these cases run with a GPU via scripts/device-run.sh, and under ctest "
                       "against the mock driver: uet_prov_hmem_test.mock)";
     }
-    ASSERT_NO_FATAL_FAILURE(
-        a_.Open({.ip = "127.0.0.1", .caps = kHmemCaps, .mr_mode = kHmemMrMode}));
-    ASSERT_NO_FATAL_FAILURE(
-        b_.Open({.ip = "127.0.0.2", .caps = kHmemCaps, .mr_mode = kHmemMrMode}));
+    ASSERT_NO_FATAL_FAILURE(a_.Open({.ip = "127.0.0.1", .caps = kHmemCaps,
+                                     .mr_mode = kHmemMrMode, .progress = Progress()}));
+    ASSERT_NO_FATAL_FAILURE(b_.Open({.ip = "127.0.0.2", .caps = kHmemCaps,
+                                     .mr_mode = kHmemMrMode, .progress = Progress()}));
     a_to_b_ = a_.ep.Insert(b_.ep);
     b_to_a_ = b_.ep.Insert(a_.ep);
     if (Cuda().mock) stats_at_start_ = *Cuda().stats;
@@ -165,6 +166,7 @@ class Hmem : public RdmApi {
     buffers_.clear();  // MRs before the domains
     RdmApi::TearDown();
   }
+  virtual fi_progress Progress() const { return FI_PROGRESS_UNSPEC; }
   Buffer& NewBuffer(Mem mem, fid_domain* d, size_t len) {
     return *buffers_.emplace_back(std::make_unique<Buffer>(mem, d, len));
   }
@@ -441,6 +443,38 @@ TEST_F(Hmem, CudaApiPermittedOption) {
   EXPECT_EQ(fi_setopt(&plain.ep->fid, FI_OPT_ENDPOINT, kOptCudaApiPermitted, &no, sizeof no), 0);
   EXPECT_EQ(fi_setopt(&a_.ep.ep->fid, FI_OPT_ENDPOINT, kOptCudaApiPermitted, &yes, sizeof yes),
             -FI_EOPBADSTATE);
+}
+
+class HmemAutoProgress : public Hmem {
+ protected:
+  fi_progress Progress() const override { return FI_PROGRESS_AUTO; }
+};
+
+// Given FI_PROGRESS_AUTO and pipelined device copies on both sides, expect the
+// domain's progress thread (which has no CUDA context of its own) to poll the
+// events and finish both operations while the application only sleeps: one CQ
+// read afterwards finds both completions.
+TEST_F(HmemAutoProgress, DomainThreadPollsTheDeviceCopies) {
+  constexpr size_t kLen = 4 << 20;
+  Buffer& src = NewBuffer(Mem::kDevice, a_.domain, kLen);
+  Buffer& dst = NewBuffer(Mem::kDevice, b_.domain, kLen);
+  const std::vector<uint8_t> data = Pattern(kLen, 9);
+  src.Fill(WithGuard(data, 0x11));
+  dst.Fill(WithGuard(std::vector<uint8_t>(kLen, 0xEE)));
+  int rctx = 0, sctx = 0;
+  ASSERT_EQ(fi_recv(b_.ep.ep, dst.ptr(), kLen, dst.desc(), FI_ADDR_UNSPEC, &rctx), 0);
+  ASSERT_EQ(fi_send(a_.ep.ep, src.ptr(), kLen, src.desc(), a_to_b_, &sctx), 0);
+  fi_cq_tagged_entry e{};
+  ssize_t got_tx = 0, got_rx = 0;
+  for (int i = 0; i < 100 && (got_tx == 0 || got_rx == 0); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    // Checked only after a pause: a single read cannot finish the copies.
+    if (got_tx == 0) got_tx = fi_cq_read(a_.ep.tx.cq, &e, 1);
+    if (got_rx == 0) got_rx = fi_cq_read(b_.ep.rx.cq, &e, 1);
+  }
+  EXPECT_EQ(got_tx, 1);
+  EXPECT_EQ(got_rx, 1);
+  EXPECT_TRUE(SameBytes(dst.Contents(), WithGuard(data)));
 }
 
 // Without a usable CUDA driver (none on the loader path, or one that sees no
