@@ -91,8 +91,8 @@ struct Cuda {
     sym(&cuMemFree, "cuMemFree_v2");
     sym(&cuMemcpyHtoD, "cuMemcpyHtoD_v2");
     sym(&cuMemcpyDtoH, "cuMemcpyDtoH_v2");
-    if (int r = cuInit(0); r != 0) Die("-m cuda: cuInit failed (CUresult %d%s)", r,
-                                       r == 100 ? ": no GPU" : "");
+    if (int r = cuInit(0); r != 0)
+      Die("-m cuda: cuInit failed (CUresult %d%s)", r, r == 100 ? ": no GPU" : "");
     int n = 0;
     if (cuDeviceGetCount(&n) != 0 || device >= n) Die("-m cuda: no CUDA device %d", device);
     void* ctx = nullptr;
@@ -107,8 +107,8 @@ Cuda g_cuda;
 struct Options {
   std::string prov = "uet";
   std::string ep = "rdm";
-  std::string dest;          // client: the server's host
-  std::string src;           // -s: local address to bind (default: the provider's)
+  std::string dest;                         // client: the server's host
+  std::string src;                          // -s: local address to bind (default: the provider's)
   std::string ctl_src_port = kDefaultPort;  // -B: server listens here
   std::string ctl_dst_port = kDefaultPort;  // -P: client connects here
   std::vector<size_t> sizes;
@@ -151,9 +151,12 @@ size_t ParseSize(const char* s) {
   char* end = nullptr;
   const unsigned long long v = std::strtoull(s, &end, 10);
   size_t mul = 1;
-  if (*end == 'k' || *end == 'K') mul = 1024, ++end;
-  else if (*end == 'm' || *end == 'M') mul = size_t{1} << 20, ++end;
-  else if (*end == 'g' || *end == 'G') mul = size_t{1} << 30, ++end;
+  if (*end == 'k' || *end == 'K')
+    mul = 1024, ++end;
+  else if (*end == 'm' || *end == 'M')
+    mul = size_t{1} << 20, ++end;
+  else if (*end == 'g' || *end == 'G')
+    mul = size_t{1} << 30, ++end;
   if (*end != '\0' || end == s) Die("bad size '%s'", s);
   return static_cast<size_t>(v) * mul;
 }
@@ -163,12 +166,24 @@ Options ParseArgs(int argc, char** argv) {
   int c;
   while ((c = getopt(argc, argv, "B:P:p:e:I:w:S:cm:i:s:vh")) != -1) {
     switch (c) {
-      case 'B': o.ctl_src_port = optarg; break;
-      case 'P': o.ctl_dst_port = optarg; break;
-      case 'p': o.prov = optarg; break;
-      case 'e': o.ep = optarg; break;
-      case 'I': o.iters = std::atoi(optarg); break;
-      case 'w': o.warmup = std::atoi(optarg); break;
+      case 'B':
+        o.ctl_src_port = optarg;
+        break;
+      case 'P':
+        o.ctl_dst_port = optarg;
+        break;
+      case 'p':
+        o.prov = optarg;
+        break;
+      case 'e':
+        o.ep = optarg;
+        break;
+      case 'I':
+        o.iters = std::atoi(optarg);
+        break;
+      case 'w':
+        o.warmup = std::atoi(optarg);
+        break;
       case 'S':
         o.sizes_given = true;
         if (std::strcmp(optarg, "all") == 0) {
@@ -184,19 +199,36 @@ Options ParseArgs(int argc, char** argv) {
           }
         }
         break;
-      case 'c': o.check = true; break;
-      case 'm':
-        if (std::strcmp(optarg, "cuda") == 0) o.cuda = true;
-        else if (std::strcmp(optarg, "host") == 0) o.cuda = false;
-        else if (std::strcmp(optarg, "tagged") == 0) o.tagged = true;
-        else if (std::strcmp(optarg, "msg") == 0) o.tagged = false;
-        else Die("-m %s: host, cuda, tagged or msg", optarg);
+      case 'c':
+        o.check = true;
         break;
-      case 'i': o.device = std::atoi(optarg); break;
-      case 's': o.src = optarg; break;
-      case 'v': o.verbose = true; break;
-      case 'h': Usage(); std::exit(0);
-      default: Usage(); std::exit(1);
+      case 'm':
+        if (std::strcmp(optarg, "cuda") == 0)
+          o.cuda = true;
+        else if (std::strcmp(optarg, "host") == 0)
+          o.cuda = false;
+        else if (std::strcmp(optarg, "tagged") == 0)
+          o.tagged = true;
+        else if (std::strcmp(optarg, "msg") == 0)
+          o.tagged = false;
+        else
+          Die("-m %s: host, cuda, tagged or msg", optarg);
+        break;
+      case 'i':
+        o.device = std::atoi(optarg);
+        break;
+      case 's':
+        o.src = optarg;
+        break;
+      case 'v':
+        o.verbose = true;
+        break;
+      case 'h':
+        Usage();
+        std::exit(0);
+      default:
+        Usage();
+        std::exit(1);
     }
   }
   if (optind < argc) o.dest = argv[optind];
@@ -242,9 +274,9 @@ void ConnectControl(const Options& o) {
   addrinfo* res = nullptr;
   const bool server = o.dest.empty();
   if (server) hints.ai_flags = AI_PASSIVE;
-  const int rc = getaddrinfo(server ? nullptr : o.dest.c_str(),
-                             server ? o.ctl_src_port.c_str() : o.ctl_dst_port.c_str(), &hints,
-                             &res);
+  const int rc =
+      getaddrinfo(server ? nullptr : o.dest.c_str(),
+                  server ? o.ctl_src_port.c_str() : o.ctl_dst_port.c_str(), &hints, &res);
   if (rc != 0) Die("control address: %s", gai_strerror(rc));
   const int fd = socket(res->ai_family, SOCK_STREAM, 0);
   if (fd < 0) Die("socket: %s", strerror(errno));
@@ -261,8 +293,8 @@ void ConnectControl(const Options& o) {
     // The server may still be starting: retry for a few seconds.
     int tries = 0;
     while (connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
-      if (++tries > 100) Die("connect to %s:%s: %s", o.dest.c_str(), o.ctl_dst_port.c_str(),
-                             strerror(errno));
+      if (++tries > 100)
+        Die("connect to %s:%s: %s", o.dest.c_str(), o.ctl_dst_port.c_str(), strerror(errno));
       usleep(50000);
     }
     g_ctl = fd;
@@ -288,13 +320,13 @@ void OpenFabric(const Options& o, Fabric& f) {
   hints->caps = FI_MSG | FI_TAGGED | (o.cuda ? FI_HMEM : 0);
   hints->ep_attr->type = FI_EP_RDM;
   hints->mode = FI_CONTEXT | FI_CONTEXT2;
-  hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY |
-                                FI_MR_VIRT_ADDR | FI_MR_HMEM;
+  hints->domain_attr->mr_mode =
+      FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR | FI_MR_HMEM;
   hints->fabric_attr->prov_name = strdup(o.prov.c_str());
-  Check(fi_getinfo(kVersion, o.src.empty() ? nullptr : o.src.c_str(), "0", FI_SOURCE, hints,
-                   &f.info),
-        o.cuda ? "fi_getinfo (FI_HMEM; FI_LOG_LEVEL=info says why a provider refused)"
-               : "fi_getinfo");
+  Check(
+      fi_getinfo(kVersion, o.src.empty() ? nullptr : o.src.c_str(), "0", FI_SOURCE, hints, &f.info),
+      o.cuda ? "fi_getinfo (FI_HMEM; FI_LOG_LEVEL=info says why a provider refused)"
+             : "fi_getinfo");
   fi_freeinfo(hints);
   if (o.verbose) std::fprintf(stderr, "%s", fi_tostr(f.info, FI_TYPE_INFO));
   Check(fi_fabric(f.info->fabric_attr, &f.fabric, nullptr), "fi_fabric");
@@ -368,8 +400,8 @@ struct Buffer {
 };
 
 uint8_t PatternByte(size_t size, int iter, bool client, size_t i) {
-  return static_cast<uint8_t>((i * 131 + size * 7 + static_cast<size_t>(iter) * 13 +
-                               (client ? 1 : 101) + (i >> 9)) & 0xff);
+  return static_cast<uint8_t>(
+      (i * 131 + size * 7 + static_cast<size_t>(iter) * 13 + (client ? 1 : 101) + (i >> 9)) & 0xff);
 }
 
 void Wait(fid_cq* cq, const char* what) {
@@ -469,15 +501,15 @@ int main(int argc, char** argv) {
   tx.Open(o, f.domain, max);
   rx.Open(o, f.domain, max);
 
-  std::printf("# uet-hmem-pingpong: %s, provider %s (%s), this side %s%s, peer %s, %s, "
-              "%d warm-up + %d timed iterations%s\n",
-              client ? "client" : "server", f.info->fabric_attr->prov_name,
-              f.info->fabric_attr->name, o.cuda ? "cuda device " : "host",
-              o.cuda ? std::to_string(o.device).c_str() : "", peer_cuda ? "cuda" : "host",
-              o.tagged ? "tagged" : "msg", o.warmup, o.iters,
-              o.check ? ", data check on (timings include it)" : "");
-  std::printf("%-10s %-8s %-8s %-8s %-10s %-10s %-11s %-10s\n", "bytes", "#sent", "#ack",
-              "total", "time", "MB/sec", "usec/xfer", "Mxfers/sec");
+  std::printf(
+      "# uet-hmem-pingpong: %s, provider %s (%s), this side %s%s, peer %s, %s, "
+      "%d warm-up + %d timed iterations%s\n",
+      client ? "client" : "server", f.info->fabric_attr->prov_name, f.info->fabric_attr->name,
+      o.cuda ? "cuda device " : "host", o.cuda ? std::to_string(o.device).c_str() : "",
+      peer_cuda ? "cuda" : "host", o.tagged ? "tagged" : "msg", o.warmup, o.iters,
+      o.check ? ", data check on (timings include it)" : "");
+  std::printf("%-10s %-8s %-8s %-8s %-10s %-10s %-11s %-10s\n", "bytes", "#sent", "#ack", "total",
+              "time", "MB/sec", "usec/xfer", "Mxfers/sec");
   std::fflush(stdout);
 
   uint64_t errors = 0;
@@ -508,9 +540,10 @@ int main(int argc, char** argv) {
           rx.FromBuffer(size);
           for (size_t k = 0; k < size; ++k) {
             if (rx.host()[k] != PatternByte(size, iter, !client, k)) {
-              std::fprintf(stderr, "uet-hmem-pingpong: data check failed: %zu bytes, iteration "
-                           "%d, byte %zu: got 0x%02x, want 0x%02x\n", size, i, k, rx.host()[k],
-                           PatternByte(size, iter, !client, k));
+              std::fprintf(stderr,
+                           "uet-hmem-pingpong: data check failed: %zu bytes, iteration "
+                           "%d, byte %zu: got 0x%02x, want 0x%02x\n",
+                           size, i, k, rx.host()[k], PatternByte(size, iter, !client, k));
               ++errors;
               break;
             }

@@ -184,17 +184,26 @@ bool MsgOk(const M* msg, const char* call) {
 
 ssize_t MsgRecv(struct fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src,
                 void* context) {
-  return DoRecv(Ep(ep), RecvArgs{.buf = buf, .len = len, .desc = desc, .src = src, .context = context,
-                                 .flags = Ep(ep).rx_op_flags},
+  return DoRecv(Ep(ep),
+                RecvArgs{.buf = buf,
+                         .len = len,
+                         .desc = desc,
+                         .src = src,
+                         .context = context,
+                         .flags = Ep(ep).rx_op_flags},
                 "fi_recv");
 }
 
 ssize_t MsgRecvv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t count,
                  fi_addr_t src, void* context) {
   if (!OneIov(count, "fi_recvv")) return -FI_EINVAL;
-  return DoRecv(Ep(ep), RecvArgs{.buf = count ? iov[0].iov_base : nullptr,
-                                 .len = count ? iov[0].iov_len : 0, .desc = count && desc ? desc[0] : nullptr, .src = src,
-                                 .context = context, .flags = Ep(ep).rx_op_flags},
+  return DoRecv(Ep(ep),
+                RecvArgs{.buf = count ? iov[0].iov_base : nullptr,
+                         .len = count ? iov[0].iov_len : 0,
+                         .desc = count && desc ? desc[0] : nullptr,
+                         .src = src,
+                         .context = context,
+                         .flags = Ep(ep).rx_op_flags},
                 "fi_recvv");
 }
 
@@ -209,17 +218,26 @@ ssize_t MsgRecvmsg(struct fid_ep* ep, const struct fi_msg* msg, uint64_t flags) 
 
 ssize_t MsgSend(struct fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t dest,
                 void* context) {
-  return DoSend(Ep(ep), SendArgs{.buf = buf, .len = len, .desc = desc, .dest = dest, .context = context,
-                                 .flags = Ep(ep).tx_op_flags},
+  return DoSend(Ep(ep),
+                SendArgs{.buf = buf,
+                         .len = len,
+                         .desc = desc,
+                         .dest = dest,
+                         .context = context,
+                         .flags = Ep(ep).tx_op_flags},
                 "fi_send");
 }
 
 ssize_t MsgSendv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t count,
                  fi_addr_t dest, void* context) {
   if (!OneIov(count, "fi_sendv")) return -FI_EINVAL;
-  return DoSend(Ep(ep), SendArgs{.buf = count ? iov[0].iov_base : nullptr,
-                                 .len = count ? iov[0].iov_len : 0, .desc = count && desc ? desc[0] : nullptr, .dest = dest,
-                                 .context = context, .flags = Ep(ep).tx_op_flags},
+  return DoSend(Ep(ep),
+                SendArgs{.buf = count ? iov[0].iov_base : nullptr,
+                         .len = count ? iov[0].iov_len : 0,
+                         .desc = count && desc ? desc[0] : nullptr,
+                         .dest = dest,
+                         .context = context,
+                         .flags = Ep(ep).tx_op_flags},
                 "fi_sendv");
 }
 
@@ -240,8 +258,14 @@ ssize_t MsgInject(struct fid_ep* ep, const void* buf, size_t len, fi_addr_t dest
 
 ssize_t MsgSenddata(struct fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data,
                     fi_addr_t dest, void* context) {
-  return DoSend(Ep(ep), SendArgs{.buf = buf, .len = len, .desc = desc, .dest = dest, .context = context,
-                                 .flags = Ep(ep).tx_op_flags, .data = data},
+  return DoSend(Ep(ep),
+                SendArgs{.buf = buf,
+                         .len = len,
+                         .desc = desc,
+                         .dest = dest,
+                         .context = context,
+                         .flags = Ep(ep).tx_op_flags,
+                         .data = data},
                 "fi_senddata");
 }
 
@@ -254,21 +278,34 @@ ssize_t MsgInjectdata(struct fid_ep* ep, const void* buf, size_t len, uint64_t d
 
 // ---- fi_ops_tagged ----
 
-ssize_t TRecv(struct fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src,
-              uint64_t tag, uint64_t ignore, void* context) {
-  return DoRecv(Ep(ep), RecvArgs{.buf = buf, .len = len, .desc = desc, .src = src, .context = context,
-                                 .flags = Ep(ep).rx_op_flags, .tagged = true, .tag = tag,
-                                 .ignore = ignore},
+ssize_t TRecv(struct fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src, uint64_t tag,
+              uint64_t ignore, void* context) {
+  return DoRecv(Ep(ep),
+                RecvArgs{.buf = buf,
+                         .len = len,
+                         .desc = desc,
+                         .src = src,
+                         .context = context,
+                         .flags = Ep(ep).rx_op_flags,
+                         .tagged = true,
+                         .tag = tag,
+                         .ignore = ignore},
                 "fi_trecv");
 }
 
 ssize_t TRecvv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t count,
                fi_addr_t src, uint64_t tag, uint64_t ignore, void* context) {
   if (!OneIov(count, "fi_trecvv")) return -FI_EINVAL;
-  return DoRecv(Ep(ep), RecvArgs{.buf = count ? iov[0].iov_base : nullptr,
-                                 .len = count ? iov[0].iov_len : 0, .desc = count && desc ? desc[0] : nullptr, .src = src,
-                                 .context = context, .flags = Ep(ep).rx_op_flags,
-                                 .tagged = true, .tag = tag, .ignore = ignore},
+  return DoRecv(Ep(ep),
+                RecvArgs{.buf = count ? iov[0].iov_base : nullptr,
+                         .len = count ? iov[0].iov_len : 0,
+                         .desc = count && desc ? desc[0] : nullptr,
+                         .src = src,
+                         .context = context,
+                         .flags = Ep(ep).rx_op_flags,
+                         .tagged = true,
+                         .tag = tag,
+                         .ignore = ignore},
                 "fi_trecvv");
 }
 
@@ -284,18 +321,30 @@ ssize_t TRecvmsg(struct fid_ep* ep, const struct fi_msg_tagged* msg, uint64_t fl
 
 ssize_t TSend(struct fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t dest,
               uint64_t tag, void* context) {
-  return DoSend(Ep(ep), SendArgs{.buf = buf, .len = len, .desc = desc, .dest = dest, .context = context,
-                                 .flags = Ep(ep).tx_op_flags, .tagged = true, .tag = tag},
+  return DoSend(Ep(ep),
+                SendArgs{.buf = buf,
+                         .len = len,
+                         .desc = desc,
+                         .dest = dest,
+                         .context = context,
+                         .flags = Ep(ep).tx_op_flags,
+                         .tagged = true,
+                         .tag = tag},
                 "fi_tsend");
 }
 
 ssize_t TSendv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t count,
                fi_addr_t dest, uint64_t tag, void* context) {
   if (!OneIov(count, "fi_tsendv")) return -FI_EINVAL;
-  return DoSend(Ep(ep), SendArgs{.buf = count ? iov[0].iov_base : nullptr,
-                                 .len = count ? iov[0].iov_len : 0, .desc = count && desc ? desc[0] : nullptr, .dest = dest,
-                                 .context = context, .flags = Ep(ep).tx_op_flags,
-                                 .tagged = true, .tag = tag},
+  return DoSend(Ep(ep),
+                SendArgs{.buf = count ? iov[0].iov_base : nullptr,
+                         .len = count ? iov[0].iov_len : 0,
+                         .desc = count && desc ? desc[0] : nullptr,
+                         .dest = dest,
+                         .context = context,
+                         .flags = Ep(ep).tx_op_flags,
+                         .tagged = true,
+                         .tag = tag},
                 "fi_tsendv");
 }
 
@@ -317,9 +366,16 @@ ssize_t TInject(struct fid_ep* ep, const void* buf, size_t len, fi_addr_t dest, 
 
 ssize_t TSenddata(struct fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data,
                   fi_addr_t dest, uint64_t tag, void* context) {
-  return DoSend(Ep(ep), SendArgs{.buf = buf, .len = len, .desc = desc, .dest = dest, .context = context,
-                                 .flags = Ep(ep).tx_op_flags, .data = data, .tagged = true,
-                                 .tag = tag},
+  return DoSend(Ep(ep),
+                SendArgs{.buf = buf,
+                         .len = len,
+                         .desc = desc,
+                         .dest = dest,
+                         .context = context,
+                         .flags = Ep(ep).tx_op_flags,
+                         .data = data,
+                         .tagged = true,
+                         .tag = tag},
                 "fi_tsenddata");
 }
 

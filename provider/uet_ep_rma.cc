@@ -179,19 +179,34 @@ ssize_t DoRmaMsg(struct fid_ep* fid, const struct fi_msg_rma* msg, uint64_t flag
 
 // ---- fi_ops_rma ----
 
-ssize_t RmaRead(struct fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src,
-                uint64_t addr, uint64_t key, void* context) {
-  return DoRma(Ep(ep), RmaArgs{.read = true, .buf = buf, .len = len, .desc = desc, .peer = src, .addr = addr,
-                               .key = key, .context = context, .flags = Ep(ep).tx_op_flags},
+ssize_t RmaRead(struct fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src, uint64_t addr,
+                uint64_t key, void* context) {
+  return DoRma(Ep(ep),
+               RmaArgs{.read = true,
+                       .buf = buf,
+                       .len = len,
+                       .desc = desc,
+                       .peer = src,
+                       .addr = addr,
+                       .key = key,
+                       .context = context,
+                       .flags = Ep(ep).tx_op_flags},
                "fi_read");
 }
 
 ssize_t RmaReadv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t count,
                  fi_addr_t src, uint64_t addr, uint64_t key, void* context) {
   if (!OneIov(count, iov, "fi_readv")) return -FI_EINVAL;
-  return DoRma(Ep(ep), RmaArgs{.read = true, .buf = count ? iov[0].iov_base : nullptr,
-                               .len = count ? iov[0].iov_len : 0, .desc = count && desc ? desc[0] : nullptr, .peer = src, .addr = addr,
-                               .key = key, .context = context, .flags = Ep(ep).tx_op_flags},
+  return DoRma(Ep(ep),
+               RmaArgs{.read = true,
+                       .buf = count ? iov[0].iov_base : nullptr,
+                       .len = count ? iov[0].iov_len : 0,
+                       .desc = count && desc ? desc[0] : nullptr,
+                       .peer = src,
+                       .addr = addr,
+                       .key = key,
+                       .context = context,
+                       .flags = Ep(ep).tx_op_flags},
                "fi_readv");
 }
 
@@ -201,18 +216,30 @@ ssize_t RmaReadmsg(struct fid_ep* ep, const struct fi_msg_rma* msg, uint64_t fla
 
 ssize_t RmaWrite(struct fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t dest,
                  uint64_t addr, uint64_t key, void* context) {
-  return DoRma(Ep(ep), RmaArgs{.buf = const_cast<void*>(buf), .len = len, .desc = desc, .peer = dest,
-                               .addr = addr, .key = key, .context = context,
-                               .flags = Ep(ep).tx_op_flags},
+  return DoRma(Ep(ep),
+               RmaArgs{.buf = const_cast<void*>(buf),
+                       .len = len,
+                       .desc = desc,
+                       .peer = dest,
+                       .addr = addr,
+                       .key = key,
+                       .context = context,
+                       .flags = Ep(ep).tx_op_flags},
                "fi_write");
 }
 
 ssize_t RmaWritev(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t count,
                   fi_addr_t dest, uint64_t addr, uint64_t key, void* context) {
   if (!OneIov(count, iov, "fi_writev")) return -FI_EINVAL;
-  return DoRma(Ep(ep), RmaArgs{.buf = count ? iov[0].iov_base : nullptr,
-                               .len = count ? iov[0].iov_len : 0, .desc = count && desc ? desc[0] : nullptr, .peer = dest, .addr = addr,
-                               .key = key, .context = context, .flags = Ep(ep).tx_op_flags},
+  return DoRma(Ep(ep),
+               RmaArgs{.buf = count ? iov[0].iov_base : nullptr,
+                       .len = count ? iov[0].iov_len : 0,
+                       .desc = count && desc ? desc[0] : nullptr,
+                       .peer = dest,
+                       .addr = addr,
+                       .key = key,
+                       .context = context,
+                       .flags = Ep(ep).tx_op_flags},
                "fi_writev");
 }
 
@@ -229,9 +256,16 @@ ssize_t RmaInject(struct fid_ep* ep, const void* buf, size_t len, fi_addr_t dest
 
 ssize_t RmaWritedata(struct fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data,
                      fi_addr_t dest, uint64_t addr, uint64_t key, void* context) {
-  return DoRma(Ep(ep), RmaArgs{.buf = const_cast<void*>(buf), .len = len, .desc = desc, .peer = dest,
-                               .addr = addr, .key = key, .context = context,
-                               .flags = Ep(ep).tx_op_flags, .data = data},
+  return DoRma(Ep(ep),
+               RmaArgs{.buf = const_cast<void*>(buf),
+                       .len = len,
+                       .desc = desc,
+                       .peer = dest,
+                       .addr = addr,
+                       .key = key,
+                       .context = context,
+                       .flags = Ep(ep).tx_op_flags,
+                       .data = data},
                "fi_writedata");
 }
 

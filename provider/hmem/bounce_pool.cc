@@ -48,8 +48,8 @@ Bounce BouncePool::Acquire(size_t bytes, std::string* error) {
     void* p = nullptr;
     const CUresult r = cuda.HostAlloc(capacity, &p);
     if (r != kCudaSuccess || p == nullptr) {
-      *error = "cuMemHostAlloc(" + std::to_string(capacity) + " bytes) failed: " +
-               cuda.ErrorText(r);
+      *error =
+          "cuMemHostAlloc(" + std::to_string(capacity) + " bytes) failed: " + cuda.ErrorText(r);
       return Bounce();
     }
     b.data_ = static_cast<std::byte*>(p);

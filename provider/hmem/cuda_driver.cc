@@ -125,11 +125,11 @@ CUresult CudaDriver::Query(const void* ptr, PointerInfo* info) const {
   unsigned long long buffer_id = 0;
   CUdeviceptr start = 0;
   size_t size = 0;
-  int attrs[] = {kPointerAttrMemoryType, kPointerAttrIsManaged, kPointerAttrDeviceOrdinal,
-                 kPointerAttrBufferId, kPointerAttrRangeStartAddr, kPointerAttrRangeSize};
+  int attrs[] = {kPointerAttrMemoryType, kPointerAttrIsManaged,      kPointerAttrDeviceOrdinal,
+                 kPointerAttrBufferId,   kPointerAttrRangeStartAddr, kPointerAttrRangeSize};
   void* data[] = {&memory_type, &is_managed, &ordinal, &buffer_id, &start, &size};
-  const CUresult r = api_.cuPointerGetAttributes(6, attrs, data,
-                                                 reinterpret_cast<CUdeviceptr>(ptr));
+  const CUresult r =
+      api_.cuPointerGetAttributes(6, attrs, data, reinterpret_cast<CUdeviceptr>(ptr));
   *info = PointerInfo{};
   // Memory CUDA does not know: INVALID_VALUE from some drivers, success with
   // a null memory type from others (documented for cuPointerGetAttributes).

@@ -27,8 +27,7 @@ void EndpointHmem::ReleaseEvents(Job& job, bool wait) {
 
 namespace {
 
-int AcquireBounce(BouncePool& pool, size_t len, std::shared_ptr<Bounce>* out,
-                  std::string* why) {
+int AcquireBounce(BouncePool& pool, size_t len, std::shared_ptr<Bounce>* out, std::string* why) {
   Bounce b = pool.Acquire(len, why);
   if (!b) return -FI_ENOMEM;
   *out = std::make_shared<Bounce>(std::move(b));
@@ -52,11 +51,11 @@ int EndpointHmem::PrepareOut(OpDevice& op, size_t* ready, std::string* why) {
   }
   CudaDriver& cuda = CudaDriver::Get();
   if (op.buffer.len > 0) {
-    const CUresult r = cuda.CopyToHost(op.buffer.device, op.bounce->data(), op.buffer.ptr,
-                                       op.buffer.len);
+    const CUresult r =
+        cuda.CopyToHost(op.buffer.device, op.bounce->data(), op.buffer.ptr, op.buffer.len);
     if (r != kCudaSuccess) {
-      *why = "cuMemcpyDtoH from device " + std::to_string(op.buffer.device) + " failed: " +
-             cuda.ErrorText(r);
+      *why = "cuMemcpyDtoH from device " + std::to_string(op.buffer.device) +
+             " failed: " + cuda.ErrorText(r);
       return -FI_EIO;
     }
   }
@@ -94,8 +93,8 @@ int EndpointHmem::StartOut(uint64_t id, OpDevice& op, std::string* why) {
   if (r != kCudaSuccess) {
     // Chunks already queued still land in the bounce buffer, which the job
     // keeps alive; the caller fails the op.
-    *why = "cuMemcpyDtoHAsync from device " + std::to_string(op.buffer.device) + " failed: " +
-           CudaDriver::Get().ErrorText(r);
+    *why = "cuMemcpyDtoHAsync from device " + std::to_string(op.buffer.device) +
+           " failed: " + CudaDriver::Get().ErrorText(r);
     if (!job.pending.empty()) jobs_.push_back(std::move(job));
     return -FI_EIO;
   }

@@ -118,7 +118,7 @@ class EndpointHmem {
     uint64_t id = 0;
     Direction dir = Direction::kToHost;
     int device = -1;
-    std::shared_ptr<Bounce> bounce;  // kept alive while copies run
+    std::shared_ptr<Bounce> bounce;                  // kept alive while copies run
     std::deque<std::pair<CUevent, size_t>> pending;  // event, bytes done when it fires
   };
   // Queues `n` bytes of copies in chunks; each chunk records an event.

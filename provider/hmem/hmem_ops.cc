@@ -11,7 +11,8 @@ bool CudaUsable(std::string* why_not) {
   static std::once_flag logged;
   std::call_once(logged, [&cuda] {
     if (cuda.ok()) {
-      UET_LOG_INFO(FI_LOG_CORE, "uet: FI_HMEM: CUDA driver %d loaded (libcuda.so.1), %d device(s)\n",
+      UET_LOG_INFO(FI_LOG_CORE,
+                   "uet: FI_HMEM: CUDA driver %d loaded (libcuda.so.1), %d device(s)\n",
                    cuda.driver_version(), cuda.device_count());
       // GDRCopy: detected and reported; the copies use the CUDA driver
       // (spec-notes/hmem.md "GDRCopy").
@@ -31,20 +32,25 @@ bool CudaUsable(std::string* why_not) {
 
 int SetCudaApiPermitted(Endpoint& ep, const void* optval, size_t optlen) {
   if (optlen != sizeof(bool)) {
-    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_setopt(FI_OPT_CUDA_API_PERMITTED): optlen %zu, "
-                 "expected sizeof(bool)\n", optlen);
+    UET_LOG_WARN(FI_LOG_EP_CTRL,
+                 "uet: fi_setopt(FI_OPT_CUDA_API_PERMITTED): optlen %zu, "
+                 "expected sizeof(bool)\n",
+                 optlen);
     return -FI_EINVAL;
   }
   const bool permitted = *static_cast<const bool*>(optval);
   std::string why;
   if (!CudaUsable(&why)) {
     // fi_endpoint(3): no CUDA library or device -> -FI_EINVAL.
-    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_setopt(FI_OPT_CUDA_API_PERMITTED): CUDA is not "
-                 "usable here: %s\n", why.c_str());
+    UET_LOG_WARN(FI_LOG_EP_CTRL,
+                 "uet: fi_setopt(FI_OPT_CUDA_API_PERMITTED): CUDA is not "
+                 "usable here: %s\n",
+                 why.c_str());
     return -FI_EINVAL;
   }
   if (ep.enabled) {
-    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_setopt(FI_OPT_CUDA_API_PERMITTED): set it before "
+    UET_LOG_WARN(FI_LOG_EP_CTRL,
+                 "uet: fi_setopt(FI_OPT_CUDA_API_PERMITTED): set it before "
                  "fi_enable\n");
     return -FI_EOPBADSTATE;
   }
@@ -61,27 +67,30 @@ int SetCudaApiPermitted(Endpoint& ep, const void* optval, size_t optlen) {
   return -FI_EOPNOTSUPP;
 }
 
-int DeviceBufferOf(const Endpoint& ep, const void* buf, size_t len, void* desc,
-                   const char* call, std::optional<hmem::DeviceBuffer>* out) {
+int DeviceBufferOf(const Endpoint& ep, const void* buf, size_t len, void* desc, const char* call,
+                   std::optional<hmem::DeviceBuffer>* out) {
   out->reset();
   if (desc != nullptr) {
     const Mr& mr = *static_cast<const Mr*>(desc);
     if (mr.iface != FI_HMEM_CUDA) return FI_SUCCESS;
     if (!(ep.info->caps & FI_HMEM)) {
-      UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: the descriptor names CUDA memory but the endpoint "
-                   "was opened without FI_HMEM\n", call);
+      UET_LOG_WARN(FI_LOG_EP_DATA,
+                   "uet: %s: the descriptor names CUDA memory but the endpoint "
+                   "was opened without FI_HMEM\n",
+                   call);
       return -FI_EOPNOTSUPP;
     }
     const auto* b = static_cast<const std::byte*>(buf);
     const auto* base = static_cast<const std::byte*>(mr.buf);
-    if (len > 0 && (b < base || b > base + mr.len || len > static_cast<size_t>(base + mr.len - b))) {
-      UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: %zu bytes at %p are not inside the registration "
-                   "(%p, %zu bytes) the descriptor names\n", call, len, buf, mr.buf, mr.len);
+    if (len > 0 &&
+        (b < base || b > base + mr.len || len > static_cast<size_t>(base + mr.len - b))) {
+      UET_LOG_WARN(FI_LOG_EP_DATA,
+                   "uet: %s: %zu bytes at %p are not inside the registration "
+                   "(%p, %zu bytes) the descriptor names\n",
+                   call, len, buf, mr.buf, mr.len);
       return -FI_EINVAL;
     }
-    *out = hmem::DeviceBuffer{.device = mr.device,
-                              .ptr = const_cast<std::byte*>(b),
-                              .len = len};
+    *out = hmem::DeviceBuffer{.device = mr.device, .ptr = const_cast<std::byte*>(b), .len = len};
     return FI_SUCCESS;
   }
   if (!(ep.info->caps & FI_HMEM) || !ep.cuda_api_permitted || buf == nullptr || len == 0) {
@@ -96,9 +105,8 @@ int DeviceBufferOf(const Endpoint& ep, const void* buf, size_t len, void* desc,
     return -FI_EIO;
   }
   if (!info.is_device()) return FI_SUCCESS;
-  *out = hmem::DeviceBuffer{.device = info.device,
-                            .ptr = static_cast<std::byte*>(const_cast<void*>(buf)),
-                            .len = len};
+  *out = hmem::DeviceBuffer{
+      .device = info.device, .ptr = static_cast<std::byte*>(const_cast<void*>(buf)), .len = len};
   return FI_SUCCESS;
 }
 
@@ -146,8 +154,10 @@ int CopyInjectSource(const hmem::DeviceBuffer& dev, std::vector<std::byte>* owne
   if (dev.len == 0) return FI_SUCCESS;
   const hmem::CUresult r = hmem::EndpointHmem::CopyToHost(dev, owned->data(), dev.len);
   if (r != hmem::kCudaSuccess) {
-    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: cuMemcpyDtoH of %zu bytes from device %d failed: "
-                 "%s\n", call, dev.len, dev.device, hmem::CudaDriver::Get().ErrorText(r).c_str());
+    UET_LOG_WARN(FI_LOG_EP_DATA,
+                 "uet: %s: cuMemcpyDtoH of %zu bytes from device %d failed: "
+                 "%s\n",
+                 call, dev.len, dev.device, hmem::CudaDriver::Get().ErrorText(r).c_str());
     return -FI_EIO;
   }
   return FI_SUCCESS;

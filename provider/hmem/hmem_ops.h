@@ -34,8 +34,8 @@ int SetCudaApiPermitted(Endpoint& ep, const void* optval, size_t optlen);
 //  - no descriptor (injects, or desc NULL) on an FI_HMEM endpoint allowed to
 //    call CUDA: the driver is asked what `buf` is;
 //  - anything else: host memory.
-int DeviceBufferOf(const Endpoint& ep, const void* buf, size_t len, void* desc,
-                   const char* call, std::optional<hmem::DeviceBuffer>* out);
+int DeviceBufferOf(const Endpoint& ep, const void* buf, size_t len, void* desc, const char* call,
+                   std::optional<hmem::DeviceBuffer>* out);
 
 // An outbound op (send, write) from device memory: `op.device` gets the
 // bounce buffer SES sends from (*data) and how much of it is ready now.

@@ -24,8 +24,8 @@ struct Ctx;
 
 struct CudaTestApi {
   bool ok = false;
-  bool mock = false;      // the mock driver (fake_cuda_stats present)
-  std::string why_not;    // when !ok
+  bool mock = false;    // the mock driver (fake_cuda_stats present)
+  std::string why_not;  // when !ok
   FakeCudaStats* stats = nullptr;
   int devices = 0;
 
@@ -58,7 +58,8 @@ inline const CudaTestApi& Cuda() {
     }
     auto sym = [&](auto* fn, const char* name) {
       *fn = reinterpret_cast<std::remove_pointer_t<decltype(fn)>>(dlsym(h, name));
-      if (*fn == nullptr && a.why_not.empty()) a.why_not = std::string("libcuda.so.1 lacks ") + name;
+      if (*fn == nullptr && a.why_not.empty())
+        a.why_not = std::string("libcuda.so.1 lacks ") + name;
     };
     sym(&a.cuInit, "cuInit");
     sym(&a.cuDeviceGetCount, "cuDeviceGetCount");

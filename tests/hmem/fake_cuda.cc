@@ -69,8 +69,8 @@ constexpr unsigned kTypeDevice = 2;
 
 struct Alloc {
   uintptr_t base = 0;
-  size_t size = 0;      // as asked
-  size_t mapped = 0;    // page-rounded
+  size_t size = 0;              // as asked
+  size_t mapped = 0;            // page-rounded
   std::byte* shadow = nullptr;  // device: the RW view; host: == base
   int device = 0;
   uint64_t id = 0;
@@ -202,8 +202,7 @@ __attribute__((visibility("default"))) CUresult cuDeviceGet(CUdevice* d, int ord
   return kSuccess;
 }
 
-__attribute__((visibility("default"))) CUresult cuDevicePrimaryCtxRetain(CUcontext* c,
-                                                                         CUdevice d) {
+__attribute__((visibility("default"))) CUresult cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice d) {
   std::lock_guard lock(g_mu);
   Count();
   if (!g_init) return kNotInitialized;
@@ -250,28 +249,60 @@ __attribute__((visibility("default"))) CUresult cuCtxPopCurrent_v2(CUcontext* c)
 
 __attribute__((visibility("default"))) CUresult cuGetErrorName(CUresult r, const char** s) {
   switch (r) {
-    case kSuccess: *s = "CUDA_SUCCESS"; break;
-    case kInvalidValue: *s = "CUDA_ERROR_INVALID_VALUE"; break;
-    case kOutOfMemory: *s = "CUDA_ERROR_OUT_OF_MEMORY"; break;
-    case kNotInitialized: *s = "CUDA_ERROR_NOT_INITIALIZED"; break;
-    case kNoDevice: *s = "CUDA_ERROR_NO_DEVICE"; break;
-    case kInvalidContext: *s = "CUDA_ERROR_INVALID_CONTEXT"; break;
-    case kNotReady: *s = "CUDA_ERROR_NOT_READY"; break;
-    default: *s = nullptr; return kInvalidValue;
+    case kSuccess:
+      *s = "CUDA_SUCCESS";
+      break;
+    case kInvalidValue:
+      *s = "CUDA_ERROR_INVALID_VALUE";
+      break;
+    case kOutOfMemory:
+      *s = "CUDA_ERROR_OUT_OF_MEMORY";
+      break;
+    case kNotInitialized:
+      *s = "CUDA_ERROR_NOT_INITIALIZED";
+      break;
+    case kNoDevice:
+      *s = "CUDA_ERROR_NO_DEVICE";
+      break;
+    case kInvalidContext:
+      *s = "CUDA_ERROR_INVALID_CONTEXT";
+      break;
+    case kNotReady:
+      *s = "CUDA_ERROR_NOT_READY";
+      break;
+    default:
+      *s = nullptr;
+      return kInvalidValue;
   }
   return kSuccess;
 }
 
 __attribute__((visibility("default"))) CUresult cuGetErrorString(CUresult r, const char** s) {
   switch (r) {
-    case kSuccess: *s = "no error"; break;
-    case kInvalidValue: *s = "invalid argument"; break;
-    case kOutOfMemory: *s = "out of memory"; break;
-    case kNotInitialized: *s = "initialization error"; break;
-    case kNoDevice: *s = "no CUDA-capable device is detected"; break;
-    case kInvalidContext: *s = "invalid device context"; break;
-    case kNotReady: *s = "device not ready"; break;
-    default: *s = nullptr; return kInvalidValue;
+    case kSuccess:
+      *s = "no error";
+      break;
+    case kInvalidValue:
+      *s = "invalid argument";
+      break;
+    case kOutOfMemory:
+      *s = "out of memory";
+      break;
+    case kNotInitialized:
+      *s = "initialization error";
+      break;
+    case kNoDevice:
+      *s = "no CUDA-capable device is detected";
+      break;
+    case kInvalidContext:
+      *s = "invalid device context";
+      break;
+    case kNotReady:
+      *s = "device not ready";
+      break;
+    default:
+      *s = nullptr;
+      return kInvalidValue;
   }
   return kSuccess;
 }
@@ -393,8 +424,7 @@ __attribute__((visibility("default"))) CUresult cuPointerGetAttribute(void* data
 }
 
 __attribute__((visibility("default"))) CUresult cuPointerGetAttributes(unsigned n, int* attrs,
-                                                                       void** data,
-                                                                       CUdeviceptr p) {
+                                                                       void** data, CUdeviceptr p) {
   std::lock_guard lock(g_mu);
   Count();
   ++g_stats.pointer_queries;
@@ -431,8 +461,8 @@ __attribute__((visibility("default"))) CUresult cuMemcpyDtoH_v2(void* dst, CUdev
   return kSuccess;
 }
 
-__attribute__((visibility("default"))) CUresult cuMemcpyHtoD_v2(CUdeviceptr dst,
-                                                                const void* src, size_t n) {
+__attribute__((visibility("default"))) CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src,
+                                                                size_t n) {
   std::lock_guard lock(g_mu);
   Count();
   if (t_ctx_stack.empty() || t_ctx_stack.back() == nullptr) return kInvalidContext;
@@ -467,8 +497,7 @@ __attribute__((visibility("default"))) CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr
   }
   std::byte* to = DeviceView(dst, n);
   if (to == nullptr) return kInvalidValue;
-  s->ops.push_back(
-      Op{.copy = true, .dst = to, .src = static_cast<const std::byte*>(src), .n = n});
+  s->ops.push_back(Op{.copy = true, .dst = to, .src = static_cast<const std::byte*>(src), .n = n});
   ++g_stats.async_copies;
   return kSuccess;
 }

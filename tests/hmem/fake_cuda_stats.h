@@ -13,7 +13,7 @@ struct FakeCudaStats {
   uint64_t pointer_queries = 0;  // cuPointerGetAttribute(s)
   uint64_t sync_memops_set = 0;  // cuPointerSetAttribute(SYNC_MEMOPS)
   uint64_t device_allocs = 0;
-  uint64_t host_allocs = 0;      // cuMemHostAlloc
+  uint64_t host_allocs = 0;  // cuMemHostAlloc
   uint64_t events_created = 0;
 };
 

@@ -60,9 +60,9 @@ std::string StderrOf(F&& f) {
   return ::testing::internal::GetCapturedStderr();
 }
 
-int RegAttr(fid_domain* d, void* buf, size_t len, fi_hmem_iface iface, int device,
-            fid_mr** mr, uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE |
-                                              FI_REMOTE_READ | FI_REMOTE_WRITE) {
+int RegAttr(fid_domain* d, void* buf, size_t len, fi_hmem_iface iface, int device, fid_mr** mr,
+            uint64_t access = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ |
+                              FI_REMOTE_WRITE) {
   iovec iov{buf, len};
   fi_mr_attr attr{};
   attr.mr_iov = &iov;
@@ -153,10 +153,10 @@ class Hmem : public RdmApi {
                    << " (these cases run with a GPU via scripts/device-run.sh, and under ctest "
                       "against the mock driver: uet_prov_hmem_test.mock)";
     }
-    ASSERT_NO_FATAL_FAILURE(a_.Open({.ip = "127.0.0.1", .caps = kHmemCaps,
-                                     .mr_mode = kHmemMrMode, .progress = Progress()}));
-    ASSERT_NO_FATAL_FAILURE(b_.Open({.ip = "127.0.0.2", .caps = kHmemCaps,
-                                     .mr_mode = kHmemMrMode, .progress = Progress()}));
+    ASSERT_NO_FATAL_FAILURE(a_.Open(
+        {.ip = "127.0.0.1", .caps = kHmemCaps, .mr_mode = kHmemMrMode, .progress = Progress()}));
+    ASSERT_NO_FATAL_FAILURE(b_.Open(
+        {.ip = "127.0.0.2", .caps = kHmemCaps, .mr_mode = kHmemMrMode, .progress = Progress()}));
     a_to_b_ = a_.ep.Insert(b_.ep);
     b_to_a_ = b_.ep.Insert(a_.ep);
     if (Cuda().mock) stats_at_start_ = *Cuda().stats;
@@ -281,13 +281,12 @@ TEST_P(HmemSend, ArrivesByteForByte) {
   int rctx = 0, sctx = 0;
   const uint64_t tag = 0xABCD000000000000ULL | len;
   if (tagged) {
-    ASSERT_EQ(fi_trecv(b_.ep.ep, dst.ptr(), len + Buffer::kGuard, dst.desc(), FI_ADDR_UNSPEC,
-                       tag, 0, &rctx),
+    ASSERT_EQ(fi_trecv(b_.ep.ep, dst.ptr(), len + Buffer::kGuard, dst.desc(), FI_ADDR_UNSPEC, tag,
+                       0, &rctx),
               0);
     ASSERT_EQ(fi_tsend(a_.ep.ep, src.ptr(), len, src.desc(), a_to_b_, tag, &sctx), 0);
   } else {
-    ASSERT_EQ(fi_recv(b_.ep.ep, dst.ptr(), len + Buffer::kGuard, dst.desc(), FI_ADDR_UNSPEC,
-                      &rctx),
+    ASSERT_EQ(fi_recv(b_.ep.ep, dst.ptr(), len + Buffer::kGuard, dst.desc(), FI_ADDR_UNSPEC, &rctx),
               0);
     ASSERT_EQ(fi_send(a_.ep.ep, src.ptr(), len, src.desc(), a_to_b_, &sctx), 0);
   }
@@ -306,8 +305,8 @@ TEST_P(HmemSend, ArrivesByteForByte) {
     EXPECT_EQ(st.synchronizes, 0u) << "progress waited for a copy";
     // Each device side above the synchronous limit copies in chunks.
     const size_t chunks = len > kSyncMax ? (len + kChunk - 1) / kChunk : 0;
-    const size_t want_async = (src_mem == Mem::kDevice ? chunks : 0) +
-                              (dst_mem == Mem::kDevice ? chunks : 0);
+    const size_t want_async =
+        (src_mem == Mem::kDevice ? chunks : 0) + (dst_mem == Mem::kDevice ? chunks : 0);
     EXPECT_EQ(st.async_copies, want_async);
     if (want_async > 0) {
       EXPECT_GE(st.event_queries, want_async);
@@ -321,12 +320,10 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(Mem::kHost, Mem::kDevice), ::testing::Bool(),
                        ::testing::Values(size_t{1}, size_t{64}, size_t{kPayload},
                                          size_t{kPayload + 1}, size_t{kSyncMax},
-                                         size_t{kSyncMax + 1}, size_t{1} << 20,
-                                         size_t{4} << 20)),
+                                         size_t{kSyncMax + 1}, size_t{1} << 20, size_t{4} << 20)),
     [](const ::testing::TestParamInfo<SendParam>& i) {
-      return std::string(MemName(std::get<0>(i.param))) + "_to_" +
-             MemName(std::get<1>(i.param)) + (std::get<2>(i.param) ? "_tagged_" : "_") +
-             std::to_string(std::get<3>(i.param));
+      return std::string(MemName(std::get<0>(i.param))) + "_to_" + MemName(std::get<1>(i.param)) +
+             (std::get<2>(i.param) ? "_tagged_" : "_") + std::to_string(std::get<3>(i.param));
     });
 
 using RmaParam = std::tuple<Mem, Mem, size_t>;  // local, remote, size
@@ -356,16 +353,17 @@ TEST_P(HmemRma, WriteThenReadBack) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Mixes, HmemRma,
-    ::testing::Combine(::testing::Values(Mem::kHost, Mem::kDevice),
-                       ::testing::Values(Mem::kHost, Mem::kDevice),
-                       ::testing::Values(size_t{1}, size_t{kPayload + 1}, size_t{kSyncMax + 1},
-                                         size_t{1} << 20)),
-    [](const ::testing::TestParamInfo<RmaParam>& i) {
-      return std::string(MemName(std::get<0>(i.param))) + "_with_remote_" +
-             MemName(std::get<1>(i.param)) + "_" + std::to_string(std::get<2>(i.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Mixes, HmemRma,
+                         ::testing::Combine(::testing::Values(Mem::kHost, Mem::kDevice),
+                                            ::testing::Values(Mem::kHost, Mem::kDevice),
+                                            ::testing::Values(size_t{1}, size_t{kPayload + 1},
+                                                              size_t{kSyncMax + 1},
+                                                              size_t{1} << 20)),
+                         [](const ::testing::TestParamInfo<RmaParam>& i) {
+                           return std::string(MemName(std::get<0>(i.param))) + "_with_remote_" +
+                                  MemName(std::get<1>(i.param)) + "_" +
+                                  std::to_string(std::get<2>(i.param));
+                         });
 
 // Given device memory and no descriptor (injects carry none), expect the
 // provider to ask the driver and copy it: fi_inject and fi_inject_write.
@@ -481,8 +479,9 @@ TEST_F(HmemAutoProgress, DomainThreadPollsTheDeviceCopies) {
 // device): FI_HMEM hints get -FI_ENODATA with an info-level line saying why,
 // and everything else works as before.
 TEST(HmemNoCuda, GetinfoWithHmemIsEnodataAndSaysWhy) {
-  if (Cuda().ok) GTEST_SKIP() << "CUDA is usable here (" << (Cuda().mock ? "mock" : "real")
-                              << " driver): this case is for hosts without it";
+  if (Cuda().ok)
+    GTEST_SKIP() << "CUDA is usable here (" << (Cuda().mock ? "mock" : "real")
+                 << " driver): this case is for hosts without it";
   setenv("FI_PROVIDER_PATH", UET_PROVIDER_DIR, 1);
   setenv("FI_PROVIDER", "uet", 0);
   InfoPtr hints(fi_allocinfo());
@@ -499,8 +498,7 @@ TEST(HmemNoCuda, GetinfoWithHmemIsEnodataAndSaysWhy) {
               log.find("no CUDA device") != std::string::npos ||
               log.find("sees no device") != std::string::npos)
       << log;
-  std::cout << "[ reason   ] " << log.substr(log.find("caps wants FI_HMEM")).substr(0, 300)
-            << "\n";
+  std::cout << "[ reason   ] " << log.substr(log.find("caps wants FI_HMEM")).substr(0, 300) << "\n";
 
   // The host path: the provider loaded; a plain RDM send works.
   Node a, b;

@@ -36,9 +36,12 @@ enum class Op { kEagerSend, kRendezvousSend, kWrite };
 
 const char* OpName(Op op) {
   switch (op) {
-    case Op::kEagerSend: return "EagerSend";
-    case Op::kRendezvousSend: return "RendezvousSend";
-    case Op::kWrite: return "Write";
+    case Op::kEagerSend:
+      return "EagerSend";
+    case Op::kRendezvousSend:
+      return "RendezvousSend";
+    case Op::kWrite:
+      return "Write";
   }
   return "?";
 }
@@ -70,9 +73,14 @@ TEST_P(SesStaged, NothingPastTheReadyPrefixLeavesAndThePrefixGoesEarly) {
   Status st;
   if (op == Op::kWrite) {
     const uint64_t key = h.b.Register(into);
-    st = h.a.Write(ses::WriteOp{.peer = h.b.peer(), .key = key, .offset = 0, .data = source,
-                                .cq_data = std::nullopt, .delivery_complete = false,
-                                .context = kCtx, .ready_bytes = first});
+    st = h.a.Write(ses::WriteOp{.peer = h.b.peer(),
+                                .key = key,
+                                .offset = 0,
+                                .data = source,
+                                .cq_data = std::nullopt,
+                                .delivery_complete = false,
+                                .context = kCtx,
+                                .ready_bytes = first});
   } else {
     ASSERT_TRUE(h.b.PostRecv(Recv(into, 1), /*tagged=*/false).ok());
     ses::SendOp s = SendOf(h.b, source, kCtx, std::nullopt, 0);
@@ -96,8 +104,7 @@ TEST_P(SesStaged, NothingPastTheReadyPrefixLeavesAndThePrefixGoesEarly) {
   RunIdle(h.loop);
 
   ASSERT_EQ(h.a.count_by_context[kCtx], 1);
-  EXPECT_EQ(h.a.by_context[kCtx].status, CompletionStatus::kOk)
-      << h.a.by_context[kCtx].Describe();
+  EXPECT_EQ(h.a.by_context[kCtx].status, CompletionStatus::kOk) << h.a.by_context[kCtx].Describe();
   EXPECT_TRUE(SameBytes(into, data));
   EXPECT_TRUE(AllGuard(std::span(dst).subspan(size)));
   if (size > kChunk) {
@@ -109,15 +116,15 @@ TEST_P(SesStaged, NothingPastTheReadyPrefixLeavesAndThePrefixGoesEarly) {
   EXPECT_EQ(h.b.endpoint().pending_ops(), 0u);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Sizes, SesStaged,
-    ::testing::Combine(::testing::Values(Op::kEagerSend, Op::kRendezvousSend, Op::kWrite),
-                       ::testing::Values(size_t{1}, size_t{kChunk}, size_t{kChunk + 1},
-                                         size_t{1} << 20)),
-    [](const ::testing::TestParamInfo<StagedParam>& i) {
-      return std::string(OpName(std::get<0>(i.param))) + "_" +
-             std::to_string(std::get<1>(i.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Sizes, SesStaged,
+                         ::testing::Combine(::testing::Values(Op::kEagerSend, Op::kRendezvousSend,
+                                                              Op::kWrite),
+                                            ::testing::Values(size_t{1}, size_t{kChunk},
+                                                              size_t{kChunk + 1}, size_t{1} << 20)),
+                         [](const ::testing::TestParamInfo<StagedParam>& i) {
+                           return std::string(OpName(std::get<0>(i.param))) + "_" +
+                                  std::to_string(std::get<1>(i.param));
+                         });
 
 // Given a staged op whose peer never answers, expect it to fail once, and
 // SourceReady afterwards to say that nothing waits.
@@ -156,8 +163,8 @@ TEST_F(SesStagedFailure, FailedSourceFailsTheOpAndTellsTheTarget) {
     s.ready_bytes = kChunk;
     ASSERT_TRUE(h.a.Send(s).ok());
     RunFor(h.loop, kStageStep);
-    ASSERT_TRUE(h.a.endpoint().SourceFailed(h.loop.Now(), 6,
-                                            Error::Invalid("test", "device copy", 700))
+    ASSERT_TRUE(h.a.endpoint()
+                    .SourceFailed(h.loop.Now(), 6, Error::Invalid("test", "device copy", 700))
                     .ok());
     RunIdle(h.loop);
     ASSERT_EQ(h.a.count_by_context[6], 1);
@@ -235,9 +242,13 @@ TEST_F(SesRegionIo, WritesAndReadsGoThroughTheIoOnly) {
   FakeDeviceRegion region(kRegion);
   const uint64_t key = RegisterIo(h.b, region);
   const std::vector<std::byte> data = PatternBytes(kLen, seed_.Derive("data"));
-  ASSERT_TRUE(h.a.Write(ses::WriteOp{.peer = h.b.peer(), .key = key, .offset = kOffset,
-                                     .data = data, .cq_data = std::nullopt,
-                                     .delivery_complete = false, .context = 1})
+  ASSERT_TRUE(h.a.Write(ses::WriteOp{.peer = h.b.peer(),
+                                     .key = key,
+                                     .offset = kOffset,
+                                     .data = data,
+                                     .cq_data = std::nullopt,
+                                     .delivery_complete = false,
+                                     .context = 1})
                   .ok());
   RunIdle(h.loop);
   ASSERT_EQ(h.a.by_context[1].status, CompletionStatus::kOk) << h.a.by_context[1].Describe();
@@ -245,9 +256,10 @@ TEST_F(SesRegionIo, WritesAndReadsGoThroughTheIoOnly) {
   EXPECT_GE(region.copies_in, static_cast<int>((kLen + kSesPayload - 1) / kSesPayload));
 
   std::vector<std::byte> back(kLen);
-  ASSERT_TRUE(h.a.Read(ses::ReadOp{.peer = h.b.peer(), .key = key, .offset = kOffset,
-                                   .into = back, .context = 2})
-                  .ok());
+  ASSERT_TRUE(
+      h.a.Read(ses::ReadOp{
+                   .peer = h.b.peer(), .key = key, .offset = kOffset, .into = back, .context = 2})
+          .ok());
   RunIdle(h.loop);
   ASSERT_EQ(h.a.by_context[2].status, CompletionStatus::kOk) << h.a.by_context[2].Describe();
   EXPECT_TRUE(SameBytes(back, data));
@@ -263,11 +275,16 @@ TEST_F(SesRegionIo, AtomicsAreRefusedAndFailedCopiesReported) {
   FakeDeviceRegion region(4096);
   const uint64_t key = RegisterIo(h.b, region);
   uint64_t operand = 1;
-  ASSERT_TRUE(h.a.Atomic(ses::AtomicOp{.peer = h.b.peer(), .key = key, .offset = 0,
+  ASSERT_TRUE(h.a.Atomic(ses::AtomicOp{.peer = h.b.peer(),
+                                       .key = key,
+                                       .offset = 0,
                                        .op = ses::AtomicOpcode::kSum,
-                                       .datatype = ses::AtomicDatatype::kUint64, .count = 1,
+                                       .datatype = ses::AtomicDatatype::kUint64,
+                                       .count = 1,
                                        .operand = std::as_bytes(std::span(&operand, 1)),
-                                       .compare = {}, .fetch = {}, .context = 3})
+                                       .compare = {},
+                                       .fetch = {},
+                                       .context = 3})
                   .ok());
   RunIdle(h.loop);
   EXPECT_EQ(h.a.by_context[3].status, CompletionStatus::kRemoteError);
@@ -276,8 +293,12 @@ TEST_F(SesRegionIo, AtomicsAreRefusedAndFailedCopiesReported) {
 
   region.fail = true;
   const std::vector<std::byte> data(100, std::byte{7});
-  ASSERT_TRUE(h.a.Write(ses::WriteOp{.peer = h.b.peer(), .key = key, .offset = 0, .data = data,
-                                     .cq_data = std::nullopt, .delivery_complete = false,
+  ASSERT_TRUE(h.a.Write(ses::WriteOp{.peer = h.b.peer(),
+                                     .key = key,
+                                     .offset = 0,
+                                     .data = data,
+                                     .cq_data = std::nullopt,
+                                     .delivery_complete = false,
                                      .context = 4})
                   .ok());
   RunIdle(h.loop);
