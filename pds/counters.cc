@@ -82,6 +82,7 @@ constexpr const char* kDropNames[kDropReasonCount] = {
     "drops.out-of-window",     "drops.rod-out-of-order",  "drops.closing",
     "drops.no-pdc-available",  "drops.no-resource",       "drops.ack-unknown-pdc",
     "drops.ack-invalid",       "drops.nack-unknown-psn",  "drops.stale-response",
+    "drops.start-psn-challenged",
 };
 
 static_assert(kDropNames[kDropReasonCount - 1] != nullptr, "a DropReason has no counter name");
@@ -131,6 +132,7 @@ const char* DropReasonName(DropReason r) {
     case DropReason::kAckInvalid: return "ack-invalid";
     case DropReason::kNackUnknownPsn: return "nack-unknown-psn";
     case DropReason::kStaleResponse: return "stale-response";
+    case DropReason::kStartPsnChallenged: return "start-psn-challenged";
   }
   return "unknown";
 }
@@ -166,6 +168,9 @@ EngineCounters& EngineCounters::operator+=(const EngineCounters& o) {
   table_full += o.table_full;
   pdcs_expired += o.pdcs_expired;
   pdcs_reestablished += o.pdcs_reestablished;
+  start_psn_challenges += o.start_psn_challenges;
+  start_psn_expired += o.start_psn_expired;
+  start_psn_restarts += o.start_psn_restarts;
   rudi_sent += o.rudi_sent;
   rudi_retransmissions += o.rudi_retransmissions;
   rudi_completed += o.rudi_completed;

@@ -116,8 +116,12 @@ enum class DropReason : uint8_t {
   kAckInvalid,         // ACK acknowledging a PSN never sent
   kNackUnknownPsn,     // NACK for a PSN that is not outstanding
   kStaleResponse,      // RUDI response or NACK for a pkt_id not outstanding
+  // A SYN not numbered from the Start_PSN this target minted for it
+  // (validate_start_psn): answered with UET_NEW_START_PSN.
+  kStartPsnChallenged,
 };
-inline constexpr size_t kDropReasonCount = static_cast<size_t>(DropReason::kStaleResponse) + 1;
+inline constexpr size_t kDropReasonCount =
+    static_cast<size_t>(DropReason::kStartPsnChallenged) + 1;
 const char* DropReasonName(DropReason r);
 
 struct DropCounts {
@@ -137,6 +141,13 @@ struct EngineCounters {
   // cleared, or NACK INV_DPDCID answering a CLEAR_REQ.
   uint64_t pdcs_expired = 0;
   uint64_t pdcs_reestablished = 0;  // initiator PDCs moved to a new PDC (INV_DPDCID)
+  // Start_PSN validation (EngineConfig::validate_start_psn). Target: SYNs
+  // answered with a minted Start_PSN (NACK 0x17) instead of opening a PDC, and
+  // minted Start_PSNs forgotten unused after new_pdc_time. Initiator: PDCs
+  // renumbered from a Start_PSN a target sent.
+  uint64_t start_psn_challenges = 0;
+  uint64_t start_psn_expired = 0;
+  uint64_t start_psn_restarts = 0;
   uint64_t rudi_sent = 0;           // RUDI requests, first transmissions
   uint64_t rudi_retransmissions = 0;
   uint64_t rudi_completed = 0;      // answered by a RUDI response
@@ -207,6 +218,9 @@ void EngineCounters::Visit(Self& s, F& fn) {
   fn(std::string_view("table_full"), s.table_full);
   fn(std::string_view("pdcs_expired"), s.pdcs_expired);
   fn(std::string_view("pdcs_reestablished"), s.pdcs_reestablished);
+  fn(std::string_view("start_psn_challenges"), s.start_psn_challenges);
+  fn(std::string_view("start_psn_expired"), s.start_psn_expired);
+  fn(std::string_view("start_psn_restarts"), s.start_psn_restarts);
   fn(std::string_view("rudi_sent"), s.rudi_sent);
   fn(std::string_view("rudi_retransmissions"), s.rudi_retransmissions);
   fn(std::string_view("rudi_completed"), s.rudi_completed);

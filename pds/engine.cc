@@ -106,6 +106,9 @@ Status EngineConfig::Validate() const {
     return Error::Invalid(kContext, "clear_request_after", 0);
   }
   if (max_gtd_responses < 1) return Error::Invalid(kContext, "max_gtd_responses", 0);
+  if (validate_start_psn && new_pdc_time.count() <= 0) {
+    return Error::Invalid(kContext, "new_pdc_time", 0);
+  }
   if (max_rudi_outstanding < 1) return Error::Invalid(kContext, "max_rudi_outstanding", 0);
   if (fast_retransmit_threshold > mp_range) {
     return Error::Invalid(kContext, "fast_retransmit_threshold", fast_retransmit_threshold);
@@ -322,6 +325,7 @@ void Engine::OnTimer(TimePoint now) {
     PdcTimers(now, pdc);
   }
   RudiTimers(now);
+  ReapPendingStarts(now);
   FlushCompletions();
 }
 
@@ -333,6 +337,9 @@ TimePoint Engine::NextDeadline() const {
     next = std::min(next, PdcDeadline(*pdc));
   }
   for (const auto& [id, r] : rudi_) next = std::min(next, r->deadline);
+  for (const auto& [key, p] : pending_starts_) {
+    next = std::min(next, p.minted_at + config_.new_pdc_time);
+  }
   return next;
 }
 

@@ -80,6 +80,11 @@ struct EngineConfig {
   // A target asks for a clear (CLEAR_REQ) when a guaranteed-delivery response
   // has waited this long.
   static constexpr Duration kDefaultClearRequestAfter = std::chrono::milliseconds(1);
+  // How long a target keeps a Start_PSN it minted for a SYN (validate_start_psn)
+  // before it forgets it (REF's New_PDC_Time; spec-notes/pds.md "Start_PSN
+  // validation"): many RTO floors, so an initiator that lost the NACK retries
+  // into the same challenge.
+  static constexpr Duration kDefaultNewPdcTime = std::chrono::seconds(1);
 
   // This FEP's own address (IP and the UDP port it receives on). The engine
   // keeps it for diagnostics only: it never checks a packet's destination.
@@ -98,6 +103,16 @@ struct EngineConfig {
   uint32_t max_rudi_outstanding = kDefaultMaxRudiOutstanding;
   uint32_t fast_retransmit_threshold = kDefaultFastRetransmitThreshold;  // 0: off
   Duration clear_request_after = kDefaultClearRequestAfter;
+  // Start_PSN validation for secure PDCs (the 1-RTT method): a SYN for a PDC
+  // this target does not have opens nothing and delivers nothing; the target
+  // mints a random Start_PSN, remembers it for new_pdc_time and answers NACK
+  // UET_NEW_START_PSN (0x17) carrying it; only SYN packets numbered from that
+  // Start_PSN open the PDC. A replayed establishment packet can therefore
+  // never open a PDC again, even at a target that restarted. Costs one round
+  // trip per new PDC. The provider turns it on with TSS. Initiators always
+  // follow a 0x17 NACK, whatever this says.
+  bool validate_start_psn = false;
+  Duration new_pdc_time = kDefaultNewPdcTime;
   // The congestion controller each initiator PDC (= CCC) gets, by
   // cc::MakeController name, and the settings it is built from.
   std::string cc_name = std::string(cc::FixedWindow::kName);
@@ -302,13 +317,23 @@ class Engine {
   // The initiator PDC was forgotten by the target (idle expiry): move every
   // unacked and queued request to a fresh PDC.
   void Reestablish(TimePoint now, Pdc& pdc);
+  // NACK UET_NEW_START_PSN on a PDC not yet established: renumber every
+  // outstanding request from `start` and send them all again.
+  void RestartAt(TimePoint now, Pdc& pdc, Psn start);
   // Removes the PDC and reports every request not acked as failed.
   void Fail(PdcId local, FailureReason reason);
 
   // ---- receiver half (engine_rx.cc) ----
   void HandleRequest(TimePoint now, const FabricAddress& from, const RudRodRequest& req,
                      std::span<const std::byte> payload, RxMeta meta);
-  Pdc* MatchRequest(const FabricAddress& from, const RudRodRequest& req);
+  Pdc* MatchRequest(TimePoint now, const FabricAddress& from, const RudRodRequest& req);
+  // validate_start_psn: true if a SYN for a new target PDC carries the
+  // Start_PSN this target minted for it; otherwise answers with the (new or
+  // remembered) minted Start_PSN in a NACK 0x17 and returns false.
+  bool StartPsnValidated(TimePoint now, const FabricAddress& from, const RudRodRequest& req,
+                         Psn start);
+  // Forgets minted Start_PSNs older than new_pdc_time.
+  void ReapPendingStarts(TimePoint now);
   // Hands one in-order (ROD) or first-arrival (RUD) packet to SES and records
   // the answer; false if SES refused it (the PSN stays unreceived).
   struct Delivered {
@@ -386,6 +411,13 @@ class Engine {
   std::map<uint16_t, std::unique_ptr<Pdc>> pdcs_;  // by local PDC ID
   std::map<InitiatorKey, PdcId> initiator_by_key_;  // open initiator PDCs only
   std::map<TargetKey, PdcId> target_by_peer_;
+  // validate_start_psn: Start_PSNs minted for SYNs, until a SYN numbered from
+  // one opens its PDC or new_pdc_time passes (the PENDING PDCs of REF).
+  struct PendingStart {
+    Psn start;
+    TimePoint minted_at;
+  };
+  std::map<TargetKey, PendingStart> pending_starts_;
   std::map<uint32_t, std::unique_ptr<RudiPending>> rudi_;  // by pkt_id
   // The single RUDI RTO: RUDI has no PDC to keep one per peer.
   std::unique_ptr<RtoEstimator> rudi_rto_;

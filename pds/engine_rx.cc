@@ -20,7 +20,45 @@ Psn NextToDeliver(const ReceiverHalf& rx) {
 
 }  // namespace
 
-Pdc* Engine::MatchRequest(const FabricAddress& from, const RudRodRequest& req) {
+bool Engine::StartPsnValidated(TimePoint now, const FabricAddress& from,
+                               const RudRodRequest& req, Psn start) {
+  const TargetKey key{from, req.spdcid.value()};
+  auto it = pending_starts_.find(key);
+  if (it != pending_starts_.end() && it->second.start == start) {
+    pending_starts_.erase(it);
+    return true;
+  }
+  if (it == pending_starts_.end()) {
+    // Bounded like the PDCs it stands for.
+    if (pending_starts_.size() + pdcs_.size() >= config_.max_pdcs) {
+      ++counters_.table_full;
+      Drop(DropReason::kNoPdcAvailable);
+      SendNack(nullptr, from, NackCode::kNoPdcAvail, req.psn, kNoPdc, req.spdcid);
+      return false;
+    }
+    Psn minted(random_.Next32());
+    // Never the SYN's own Start_PSN: that one could be a replay.
+    if (minted == start) minted = minted + 1;
+    it = pending_starts_.emplace(key, PendingStart{minted, now}).first;
+  }
+  // Every packet of the initiator's first burst, and its retransmissions
+  // while the NACK is on its way or lost, get the same answer.
+  ++counters_.start_psn_challenges;
+  Drop(DropReason::kStartPsnChallenged);
+  SendNack(nullptr, from, NackCode::kNewStartPsn, req.psn, kNoPdc, req.spdcid,
+           it->second.start.value());
+  return false;
+}
+
+void Engine::ReapPendingStarts(TimePoint now) {
+  std::erase_if(pending_starts_, [&](const auto& entry) {
+    if (now < entry.second.minted_at + config_.new_pdc_time) return false;
+    ++counters_.start_psn_expired;
+    return true;
+  });
+}
+
+Pdc* Engine::MatchRequest(TimePoint now, const FabricAddress& from, const RudRodRequest& req) {
   if (req.syn) {
     const Psn start = req.psn - req.psn_offset;
     TargetKey key{from, req.spdcid.value()};
@@ -37,6 +75,7 @@ Pdc* Engine::MatchRequest(const FabricAddress& from, const RudRodRequest& req) {
       ++counters_.pdcs_closed;
       RemovePdc(existing.local);
     }
+    if (config_.validate_start_psn && !StartPsnValidated(now, from, req, start)) return nullptr;
     std::optional<PdcId> id = AllocatePdcId();
     if (!id) {
       ++counters_.table_full;
@@ -92,7 +131,7 @@ void Engine::HandleRequest(TimePoint now, const FabricAddress& from, const RudRo
     Drop(DropReason::kUnparsable);
     return;
   }
-  Pdc* found = MatchRequest(from, req);
+  Pdc* found = MatchRequest(now, from, req);
   if (found == nullptr) return;
   Pdc& pdc = *found;
   ReceiverHalf& rx = *pdc.rx;

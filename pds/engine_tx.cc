@@ -303,6 +303,12 @@ void Engine::HandleNack(TimePoint now, const FabricAddress& from, const Nack& na
   }
   pdc.last_activity = now;
   tx.last_nack_code = static_cast<uint8_t>(nack.nack_code);
+  if (nack.nack_code == NackCode::kNewStartPsn) {
+    // Start_PSN validation at the target: nothing it received counted, so
+    // this says nothing about congestion.
+    RestartAt(now, pdc, Psn(nack.payload));
+    return;
+  }
   SentPacket& nacked = tx.slot(nack.nack_psn);
   tx.cc->OnNack(cc::NackEvent{now, nack.nack_code, nack.nack_psn,
                               nacked.used ? nacked.bytes : 0, nack.m});
@@ -368,7 +374,7 @@ void Engine::HandleNack(TimePoint now, const FabricAddress& from, const Nack& na
     case NackCode::kPsnOorWindow:
     case NackCode::kGtdDelRespUnavail:
     case NackCode::kAckWithData:
-    case NackCode::kNewStartPsn:
+    case NackCode::kNewStartPsn:  // handled above
     case NackCode::kRcvdSesProcg:
     case NackCode::kUnexpEvent:
     case NackCode::kExpNackNormal:
@@ -485,6 +491,32 @@ void Engine::Reestablish(TimePoint now, Pdc& pdc) {
   }
   for (QueuedPacket& q : moved) (*fresh)->tx->queue.push_back(std::move(q));
   Pump(now, **fresh);
+}
+
+void Engine::RestartAt(TimePoint now, Pdc& pdc, Psn start) {
+  // Only before the first ACK: once the target has a PDC it validated, a 0x17
+  // for it is stale or forged (and a forged one could only cost a round trip).
+  if (!pdc.is_initiator() || pdc.established || start == pdc.start_psn) {
+    Drop(DropReason::kNackUnknownPsn);
+    return;
+  }
+  Result<std::unique_ptr<SenderHalf>> fresh = MakeSender(start);
+  if (!fresh.ok()) return;  // unreachable: config validated
+  SenderHalf& old = *pdc.tx;
+  std::deque<QueuedPacket> requeued;
+  old.window.ForEachOutstanding(false, [&](Psn psn) {
+    SentPacket& s = old.slot(psn);
+    if (s.used && s.kind == SentKind::kRequest) {
+      requeued.push_back(QueuedPacket{s.token, s.next_hdr, s.ack_request,
+                                      std::move(s.ses_and_payload)});
+    }
+  });
+  for (QueuedPacket& q : old.queue) requeued.push_back(std::move(q));
+  (*fresh)->queue = std::move(requeued);
+  pdc.tx = std::move(*fresh);
+  pdc.start_psn = start;
+  ++counters_.start_psn_restarts;
+  Pump(now, pdc);
 }
 
 }  // namespace uet::pds

@@ -148,7 +148,9 @@ class Pdc {
   const PdsMode mode;  // kRud or kRod
   const FabricAddress peer;
   const PdcId local;
-  const Psn start_psn;  // both directions (spec-notes/pds.md "Reverse direction")
+  // Both directions. An initiator's changes once, before establishment, when
+  // the target answers NACK UET_NEW_START_PSN (Engine::RestartAt).
+  Psn start_psn;  // both directions (spec-notes/pds.md "Reverse direction")
   PdcId remote = kNoPdc;     // initiator: learnt from the first ACK's spdcid
   // Initiator: a first ACK (or reverse request) arrived, SYN = 0 from now on.
   // Target: from creation (it learns the peer's ID from the first SYN).

@@ -11,6 +11,7 @@
 #include <new>
 
 #include "provider/progress.h"
+#include "provider/uet_auth_key.h"
 #include "provider/uet_prov.h"
 
 namespace uet::prov {
@@ -155,6 +156,16 @@ int DomainOpen(struct fid_fabric* fabric, struct fi_info* info, struct fid_domai
   if (d->info == nullptr) {
     delete d;
     return -FI_ENOMEM;
+  }
+  if (info->domain_attr != nullptr) {
+    std::optional<uint32_t> sdi;
+    if (const int rc = ParseAuthKey("fi_domain: domain_attr", info->domain_attr->auth_key,
+                                    info->domain_attr->auth_key_size, &sdi);
+        rc != FI_SUCCESS) {
+      fi_freeinfo(d->info);
+      delete d;
+      return rc;
+    }
   }
   // FI_MR_PROV_KEY (FI_MR_BASIC implies it): the domain picks MR keys;
   // otherwise the application's requested_key is the key (uet_mr.cc).

@@ -16,6 +16,7 @@
 #include "provider/hmem/hmem_ops.h"
 #include "provider/packet_security.h"
 #include "provider/progress.h"
+#include "provider/uet_auth_key.h"
 #include "provider/uet_prov.h"
 
 namespace uet::prov {
@@ -125,7 +126,13 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
   const bool ordered = ep.info->tx_attr != nullptr && (ep.info->tx_attr->msg_order & kMsgOrder);
   c.mode = (p.delivery == "rod" || (p.delivery.empty() && ordered)) ? pds::PdsMode::kRod
                                                                      : pds::PdsMode::kRud;
-  if (p.rto_floor_us > 0) c.pds.rto.min_rto = std::chrono::microseconds(p.rto_floor_us);
+  if (p.rto_floor_us > 0) {
+    // The RTO before the first sample and the ceiling rise with a floor above them.
+    const Duration floor = std::chrono::microseconds(p.rto_floor_us);
+    c.pds.rto.min_rto = floor;
+    c.pds.rto.initial_rto = std::max(c.pds.rto.initial_rto, floor);
+    c.pds.rto.max_rto = std::max(c.pds.rto.max_rto, floor);
+  }
   if (p.retry_limit > 0) c.pds.retry_limit = static_cast<uint32_t>(p.retry_limit);
   if (!p.cc.empty()) c.pds.cc_name = p.cc;  // refused by Create if unknown
   // The controllers count a full-size packet as the provider sends it.
@@ -155,18 +162,42 @@ int FiErrorOfSecurity(const absl::Status& s) {
 
 // TSS (FI_UET_TSS_KEY_FILE): the set-up of this endpoint's secure domain, and
 // the SES endpoint bound to the SD's JobID; nothing when TSS is off.
-absl::StatusOr<std::optional<SecuritySetup>> SecuritySetupFor(ses::EndpointConfig& config) {
+// The SDI the application's auth_key names: the endpoint's, else its
+// domain's (both checked when they were opened); none without either.
+std::optional<uint32_t> AuthKeySdi(const Endpoint& ep) {
+  std::optional<uint32_t> sdi;
+  if (ep.info->ep_attr != nullptr &&
+      ParseAuthKey("fi_enable: ep_attr", ep.info->ep_attr->auth_key,
+                   ep.info->ep_attr->auth_key_size, &sdi) == FI_SUCCESS &&
+      sdi) {
+    return sdi;
+  }
+  const fi_info* di = ep.domain->info;
+  if (di != nullptr && di->domain_attr != nullptr &&
+      ParseAuthKey("fi_enable: domain_attr", di->domain_attr->auth_key,
+                   di->domain_attr->auth_key_size, &sdi) == FI_SUCCESS) {
+    return sdi;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<std::optional<SecuritySetup>> SecuritySetupFor(const Endpoint& ep,
+                                                              ses::EndpointConfig& config) {
   const ProviderParams& p = Params();
   if (p.tss_key_file.empty()) return std::optional<SecuritySetup>();
   SecuritySetup s;
   s.key_file = p.tss_key_file;
   if (p.tss_sdi >= 0) s.sdi = static_cast<uint32_t>(p.tss_sdi);
+  if (std::optional<uint32_t> from_key = AuthKeySdi(ep)) s.sdi = *from_key;
   if (p.tss_ssi >= 0) s.ssi = static_cast<uint32_t>(p.tss_ssi);
   s.auth_fail_latch = static_cast<uint64_t>(p.tss_auth_fail_latch);
   absl::StatusOr<JobId> job = PacketSecurity::LoadKeys(s);
   if (!job.ok()) return job.status();
   config.job = *job;
   config.jobs = {*job};
+  // Replayed establishment packets must not open PDCs (spec-notes/pds.md
+  // "Start_PSN validation").
+  config.pds.validate_start_psn = true;
   return std::optional<SecuritySetup>(std::move(s));
 }
 
@@ -195,7 +226,7 @@ int EnableEndpoint(Endpoint& ep) {
     return -FI_EINVAL;
   }
   ses::EndpointConfig config = SesConfigFor(ep);
-  absl::StatusOr<std::optional<SecuritySetup>> security = SecuritySetupFor(config);
+  absl::StatusOr<std::optional<SecuritySetup>> security = SecuritySetupFor(ep, config);
   if (!security.ok()) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: TSS: %s\n",
                  std::string(security.status().message()).c_str());
@@ -447,6 +478,16 @@ int EndpointOpen(struct fid_domain* domain, struct fi_info* info, struct fid_ep*
   if (e->info == nullptr) {
     delete e;
     return -FI_ENOMEM;
+  }
+  if (info->ep_attr != nullptr) {
+    std::optional<uint32_t> sdi;
+    if (const int rc = ParseAuthKey("fi_endpoint: ep_attr", info->ep_attr->auth_key,
+                                    info->ep_attr->auth_key_size, &sdi);
+        rc != FI_SUCCESS) {
+      fi_freeinfo(e->info);
+      delete e;
+      return rc;
+    }
   }
   if (info->src_addr != nullptr) {
     Result<EndpointAddress> a = EndpointAddress::ParseBlob(

@@ -23,6 +23,7 @@
 #include <span>
 #include <type_traits>
 
+#include "provider/uet_auth_key.h"
 #include "uet/bytes.h"
 
 namespace uet::prov {
@@ -295,6 +296,26 @@ bool MatchSize(const char* field, size_t hint, size_t offer, const Rejector& rej
   return true;
 }
 
+// An auth_key in the hints (uet_auth_key.h: the SDI, 4 bytes): checked, and
+// copied into the info so that fi_domain / fi_endpoint get it. Its size was
+// matched against the offer (0 with TSS off) already.
+bool CopyAuthKey(const char* where, const uint8_t* key, size_t size, uint8_t** out_key,
+                 size_t* out_size, const Rejector& reject) {
+  if (key == nullptr) return true;  // a size alone asks for nothing
+  if (size != kAuthKeySize) {
+    return reject("%s->auth_key: %zu bytes; uet's auth_key is a TSS SDI, a uint32_t", where,
+                  size);
+  }
+  uint32_t sdi = 0;
+  std::memcpy(&sdi, key, sizeof sdi);
+  if (sdi > 0xFFFFFF) return reject("%s->auth_key: SDI %u is not 24 bits", where, sdi);
+  *out_key = static_cast<uint8_t*>(std::malloc(size));
+  if (*out_key == nullptr) return reject("%s->auth_key: out of memory", where);
+  std::memcpy(*out_key, key, size);
+  *out_size = size;
+  return true;
+}
+
 bool MatchFabric(const fi_fabric_attr* h, fi_fabric_attr* out, const Rejector& reject) {
   if (h->name != nullptr && std::strcmp(h->name, out->name) != 0) {
     return reject("fabric_attr->name wants \"%s\", we offer \"%s\"", h->name, out->name);
@@ -344,7 +365,10 @@ bool MatchDomain(uint32_t version, const fi_domain_attr* h, fi_domain_attr* out,
       !MatchSize("domain_attr->mr_iov_limit", h->mr_iov_limit, out->mr_iov_limit, reject) ||
       !MatchSize("domain_attr->max_err_data", h->max_err_data, out->max_err_data, reject) ||
       !MatchSize("domain_attr->mr_cnt", h->mr_cnt, out->mr_cnt, reject) ||
-      !MatchSize("domain_attr->auth_key_size", h->auth_key_size, 0, reject)) {
+      !MatchSize("domain_attr->auth_key_size (a TSS SDI; needs FI_UET_TSS_KEY_FILE)",
+                 h->auth_key_size, out->auth_key_size, reject) ||
+      !CopyAuthKey("domain_attr", h->auth_key, h->auth_key_size, &out->auth_key,
+                   &out->auth_key_size, reject)) {
     return false;
   }
   if (h->caps & ~out->caps) {
@@ -371,7 +395,10 @@ bool MatchEp(const fi_ep_attr* h, fi_ep_attr* out, const Rejector& reject) {
       !MatchSize("ep_attr->max_msg_size", h->max_msg_size, out->max_msg_size, reject) ||
       !MatchSize("ep_attr->tx_ctx_cnt", h->tx_ctx_cnt, out->tx_ctx_cnt, reject) ||
       !MatchSize("ep_attr->rx_ctx_cnt", h->rx_ctx_cnt, out->rx_ctx_cnt, reject) ||
-      !MatchSize("ep_attr->auth_key_size", h->auth_key_size, out->auth_key_size, reject)) {
+      !MatchSize("ep_attr->auth_key_size (a TSS SDI; needs FI_UET_TSS_KEY_FILE)",
+                 h->auth_key_size, out->auth_key_size, reject) ||
+      !CopyAuthKey("ep_attr", h->auth_key, h->auth_key_size, &out->auth_key,
+                   &out->auth_key_size, reject)) {
     return false;
   }
   // Any format fits: we match all 64 tag bits.
@@ -835,6 +862,8 @@ int GetInfoImpl(uint32_t version, const char* node, const char* service, uint64_
     }
     // A datagram is one packet.
     if (type == FI_EP_DGRAM) cur->ep_attr->max_msg_size = cfg.payload_bytes;
+    cur->domain_attr->auth_key_size = cfg.auth_key_size;
+    cur->ep_attr->auth_key_size = cfg.auth_key_size;
     if (!MatchAndAlter(version, hints, cur, cfg, Rejector(prov, EpTypeName(type)))) {
       fi_freeinfo(cur);
       continue;

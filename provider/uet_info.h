@@ -180,6 +180,9 @@ struct InfoConfig {
   // FI_HMEM), and why not. Without it FI_HMEM hints get -FI_ENODATA.
   bool hmem_cuda = false;
   std::string hmem_why_not = "CUDA was not probed";
+  // The auth_key size offered in domain_attr and ep_attr (uet_auth_key.h): 4
+  // with TSS on, else 0.
+  size_t auth_key_size = 0;
 };
 
 // The static RDM attribute table: what fi_getinfo returns for null hints,

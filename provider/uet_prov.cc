@@ -7,7 +7,7 @@
 
 #include "provider/hmem/ep_hmem.h"
 #include "provider/hmem/hmem_ops.h"
-#include "provider/packet_security.h"
+#include "provider/uet_auth_key.h"
 #include "provider/uet_prov.h"
 #include "ses/endpoint.h"
 
@@ -117,12 +117,12 @@ const ProviderParams& Params() {
   return params;
 }
 
+// The same with TSS on or off: the per-packet budgets (1324 for a 1500-byte
+// MTU, 8824 for 9000) already reserve the TSS header with SSI and the tag
+// (PacketSecurity::kOverhead), as ses::EndpointConfig says.
 size_t PayloadBytes() {
   const ProviderParams& p = Params();
-  const size_t base =
-      p.payload_bytes > 0 ? p.payload_bytes : ses::EndpointConfig::kDefaultPayloadBytes;
-  const size_t tss = p.tss_key_file.empty() ? 0 : PacketSecurity::kOverhead;
-  return base > tss + 64 ? base - tss : base;
+  return p.payload_bytes > 0 ? p.payload_bytes : ses::EndpointConfig::kDefaultPayloadBytes;
 }
 
 InfoConfig InfoConfigFromParams() {
@@ -131,6 +131,7 @@ InfoConfig InfoConfigFromParams() {
   c.iface_addr = p.addr;
   c.port = static_cast<uint16_t>(p.port);
   c.payload_bytes = PayloadBytes();
+  c.auth_key_size = OfferedAuthKeySize();
   return c;
 }
 

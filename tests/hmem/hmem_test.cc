@@ -450,8 +450,9 @@ class HmemAutoProgress : public Hmem {
 
 // Given FI_PROGRESS_AUTO and pipelined device copies on both sides, expect the
 // domain's progress thread (which has no CUDA context of its own) to poll the
-// events and finish both operations while the application only sleeps: one CQ
-// read afterwards finds both completions.
+// events and land the data in device memory while the application only
+// sleeps (it reads the device buffer, never the provider), then both
+// completions to be there.
 TEST_F(HmemAutoProgress, DomainThreadPollsTheDeviceCopies) {
   constexpr size_t kLen = 4 << 20;
   Buffer& src = NewBuffer(Mem::kDevice, a_.domain, kLen);
@@ -462,13 +463,21 @@ TEST_F(HmemAutoProgress, DomainThreadPollsTheDeviceCopies) {
   int rctx = 0, sctx = 0;
   ASSERT_EQ(fi_recv(b_.ep.ep, dst.ptr(), kLen, dst.desc(), FI_ADDR_UNSPEC, &rctx), 0);
   ASSERT_EQ(fi_send(a_.ep.ep, src.ptr(), kLen, src.desc(), a_to_b_, &sctx), 0);
+  // Wait for the data in device memory without calling the provider (a CQ
+  // read would drive progress itself): only the domain thread moves it.
+  const std::vector<uint8_t> want = WithGuard(data);
+  bool arrived = false;
+  for (int i = 0; i < 200 && !arrived; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    arrived = dst.Contents() == want;
+  }
+  EXPECT_TRUE(arrived) << "the domain thread did not finish the copies in 10 s";
   fi_cq_tagged_entry e{};
-  ssize_t got_tx = 0, got_rx = 0;
-  for (int i = 0; i < 100 && (got_tx == 0 || got_rx == 0); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    // Checked only after a pause: a single read cannot finish the copies.
-    if (got_tx == 0) got_tx = fi_cq_read(a_.ep.tx.cq, &e, 1);
-    if (got_rx == 0) got_rx = fi_cq_read(b_.ep.rx.cq, &e, 1);
+  ssize_t got_tx = -FI_EAGAIN, got_rx = -FI_EAGAIN;
+  for (int i = 0; i < 200 && (got_tx != 1 || got_rx != 1); ++i) {
+    if (got_rx != 1) got_rx = fi_cq_read(b_.ep.rx.cq, &e, 1);
+    if (got_tx != 1) got_tx = fi_cq_read(a_.ep.tx.cq, &e, 1);
+    if (got_tx != 1 || got_rx != 1) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(got_tx, 1);
   EXPECT_EQ(got_rx, 1);

@@ -229,12 +229,137 @@ TEST_F(TssRdm, EverySizeArrivesSealedAndOpened) {
   EXPECT_EQ(endpoints, 2) << log;
 }
 
-TEST_F(TssRdm, DatagramPayloadLeavesRoomForTheTssOverhead) {
-  // 1324 - 32 (TSS header with SSI + tag): a sealed packet fits the MTU a
-  // clear one did.
+TEST_F(TssRdm, DatagramPayloadIsTheClearOneBecauseTheBudgetReservesTss) {
+  // 1324 already leaves room for the TSS header with SSI and the tag (32
+  // bytes) in a 1500-byte MTU; EverySizeArrivesSealedAndOpened sends
+  // full-size sealed packets.
   InfoPtr dgram = GetInfo({.caps = FI_MSG, .type = FI_EP_DGRAM});
   ASSERT_NE(dgram, nullptr);
-  EXPECT_EQ(dgram->ep_attr->max_msg_size, kPayload - 32);
+  EXPECT_EQ(dgram->ep_attr->max_msg_size, kPayload);
+}
+// auth_key (provider/uet_auth_key.h): the SDI of the key file a domain or an
+// endpoint uses. Two SDs with different keys: 0x000101 (JobID 42) and
+// 0x000202 (JobID 43).
+std::string WriteTwoSdKeyFile() {
+  const std::string path = WriteKeyFile(0600);
+  FILE* f = fopen(path.c_str(), "a");
+  EXPECT_NE(f, nullptr);
+  fprintf(f, "sd 0x000202 43 direct\nkey 0x000202 0 current ");
+  for (int i = 0; i < 32; ++i) fprintf(f, "%02x", (i * 53 + 7) & 0xff);
+  fprintf(f, "\n");
+  fclose(f);
+  return path;
+}
+
+class AuthKeyRdm : public RdmApi {
+ protected:
+  void SetUp() override {
+    SKIP_UNLESS_FIRST_IN_PROCESS();
+    setenv("FI_UET_TSS_KEY_FILE", WriteTwoSdKeyFile().c_str(), 1);
+    setenv("FI_UET_RETRY_LIMIT", "3", 1);
+    setenv("FI_UET_RTO_FLOOR_US", "20000", 1);
+    setenv("FI_LOG_LEVEL", "info", 1);
+  }
+  // The SDI each endpoint's counters name when it closes.
+  std::vector<std::string> SdisAtClose() {
+    testing::internal::CaptureStderr();
+    a_.Close();
+    b_.Close();
+    const std::string log = testing::internal::GetCapturedStderr();
+    std::vector<std::string> sdis;
+    const std::regex tss("TSS SDI ([0-9]+):");
+    for (auto it = std::sregex_iterator(log.begin(), log.end(), tss);
+         it != std::sregex_iterator(); ++it) {
+      sdis.push_back((*it)[1]);
+    }
+    return sdis;
+  }
+  void OpenPair(const NodeOptions& a, const NodeOptions& b) {
+    ASSERT_NO_FATAL_FAILURE(a_.Open(a));
+    ASSERT_NO_FATAL_FAILURE(b_.Open(b));
+    a_to_b_ = a_.ep.Insert(b_.ep);
+    b_to_a_ = b_.ep.Insert(a_.ep);
+  }
+};
+
+TEST_F(AuthKeyRdm, GetinfoOffersAnSdiSizedKeyAndCopiesTheHintsKey) {
+  InfoPtr info = GetInfo({.domain_auth_sdi = 0x202});
+  ASSERT_NE(info, nullptr);
+  ASSERT_EQ(info->domain_attr->auth_key_size, sizeof(uint32_t));
+  ASSERT_NE(info->domain_attr->auth_key, nullptr);
+  uint32_t sdi = 0;
+  memcpy(&sdi, info->domain_attr->auth_key, sizeof sdi);
+  EXPECT_EQ(sdi, 0x202u);
+  EXPECT_EQ(info->ep_attr->auth_key_size, sizeof(uint32_t));  // offered, none given
+  EXPECT_EQ(info->ep_attr->auth_key, nullptr);
+}
+
+TEST_F(AuthKeyRdm, DomainsWhoseAuthKeyNamesOneSdTalkUnderIt) {
+  OpenPair({.ip = "127.0.0.1", .domain_auth_sdi = 0x202},
+           {.ip = "127.0.0.2", .domain_auth_sdi = 0x202});
+  for (size_t len : {size_t{1}, size_t{4096}, size_t{100000}}) {
+    ASSERT_NO_FATAL_FAILURE(SendRecv(len, true));
+  }
+  EXPECT_EQ(SdisAtClose(), (std::vector<std::string>{"514", "514"}));
+}
+
+TEST_F(AuthKeyRdm, AnEndpointsAuthKeyWinsOverItsDomains) {
+  OpenPair({.ip = "127.0.0.1", .domain_auth_sdi = 0x101, .ep_auth_sdi = 0x202},
+           {.ip = "127.0.0.2", .domain_auth_sdi = 0x202});
+  ASSERT_NO_FATAL_FAILURE(SendRecv(4096, false));
+  EXPECT_EQ(SdisAtClose(), (std::vector<std::string>{"514", "514"}));
+}
+
+TEST_F(AuthKeyRdm, DomainsOfTwoSecureDomainsCannotTalk) {
+  OpenPair({.ip = "127.0.0.1", .domain_auth_sdi = 0x101},
+           {.ip = "127.0.0.2", .domain_auth_sdi = 0x202});
+  std::vector<uint8_t> out(64, 0x5a), in(64);
+  int rctx = 0, sctx = 0;
+  ASSERT_EQ(fi_recv(b_.ep.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, &rctx), 0);
+  ASSERT_EQ(fi_send(a_.ep.ep, out.data(), out.size(), nullptr, a_to_b_, &sctx), 0);
+  Entry e = Next(a_.ep.tx, "send to another SD");
+  ASSERT_TRUE(e.error) << "a packet sealed for SD 0x101 was accepted by SD 0x202";
+  EXPECT_NE(std::string(Describe(e)).find("TSS is on"), std::string::npos) << Describe(e);
+  EXPECT_TRUE(b_.ep.rx.got.empty());
+}
+
+TEST_F(AuthKeyRdm, AMalformedAuthKeyFailsFiDomainWithEinval) {
+  InfoPtr info = GetInfo({});
+  ASSERT_NE(info, nullptr);
+  fid_fabric* fabric = nullptr;
+  ASSERT_EQ(fi_fabric(info->fabric_attr, &fabric, nullptr), 0);
+  info->domain_attr->auth_key = static_cast<uint8_t*>(calloc(1, 3));
+  info->domain_attr->auth_key_size = 3;
+  fid_domain* domain = nullptr;
+  EXPECT_EQ(fi_domain(fabric, info.get(), &domain, nullptr), -FI_EINVAL);
+  free(info->domain_attr->auth_key);
+  info->domain_attr->auth_key = AuthKeyOf(0x1000000);  // 25 bits
+  info->domain_attr->auth_key_size = sizeof(uint32_t);
+  EXPECT_EQ(fi_domain(fabric, info.get(), &domain, nullptr), -FI_EINVAL);
+  EXPECT_EQ(fi_close(&fabric->fid), 0);
+}
+
+TEST(IoParams, WithoutTssAnAuthKeyIsRefused) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  UseProviderUnderTest();
+  ++g_getinfo_calls;
+  InfoPtr hints(fi_allocinfo());
+  hints->fabric_attr->prov_name = strdup("uet");
+  hints->domain_attr->auth_key = AuthKeyOf(0x101);
+  hints->domain_attr->auth_key_size = sizeof(uint32_t);
+  fi_info* info = nullptr;
+  EXPECT_EQ(fi_getinfo(kVersion, "127.0.0.1", "0", FI_SOURCE, hints.get(), &info), -FI_ENODATA);
+  // An application that adds the key to an info after fi_getinfo.
+  InfoPtr plain = GetInfo({});
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(plain->domain_attr->auth_key_size, 0u);
+  fid_fabric* fabric = nullptr;
+  ASSERT_EQ(fi_fabric(plain->fabric_attr, &fabric, nullptr), 0);
+  plain->domain_attr->auth_key = AuthKeyOf(0x101);
+  plain->domain_attr->auth_key_size = sizeof(uint32_t);
+  fid_domain* domain = nullptr;
+  EXPECT_EQ(fi_domain(fabric, plain.get(), &domain, nullptr), -FI_EINVAL);
+  EXPECT_EQ(fi_close(&fabric->fid), 0);
 }
 
 // NSCC sized for a host path (10 Gbit/s, 50 us), every size both ways.

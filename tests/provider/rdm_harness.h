@@ -17,7 +17,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "tests/provider/fi_harness.h"
@@ -46,7 +48,17 @@ struct NodeOptions {
   uint64_t msg_order = 0;
   fi_progress progress = FI_PROGRESS_UNSPEC;  // data and control progress asked for
   fi_ep_type type = FI_EP_RDM;
+  // auth_key hints (a TSS SDI, 4 bytes; provider/uet_auth_key.h).
+  std::optional<uint32_t> domain_auth_sdi;
+  std::optional<uint32_t> ep_auth_sdi;
 };
+
+// A malloc'd copy of `sdi` as an auth_key (fi_freeinfo frees it).
+inline uint8_t* AuthKeyOf(uint32_t sdi) {
+  auto* k = static_cast<uint8_t*>(malloc(sizeof sdi));
+  memcpy(k, &sdi, sizeof sdi);
+  return k;
+}
 
 // fi_getinfo calls made by this process so far: the provider reads its
 // FI_UET_* parameters on the first one, so a case that sets them must come
@@ -65,6 +77,14 @@ inline InfoPtr GetInfo(const NodeOptions& o) {
   hints->domain_attr->data_progress = o.progress;
   hints->domain_attr->control_progress = o.progress;
   hints->rx_attr->msg_order = o.msg_order;
+  if (o.domain_auth_sdi) {
+    hints->domain_attr->auth_key = AuthKeyOf(*o.domain_auth_sdi);
+    hints->domain_attr->auth_key_size = sizeof(uint32_t);
+  }
+  if (o.ep_auth_sdi) {
+    hints->ep_attr->auth_key = AuthKeyOf(*o.ep_auth_sdi);
+    hints->ep_attr->auth_key_size = sizeof(uint32_t);
+  }
   fi_info* info = nullptr;
   const int rc = fi_getinfo(kVersion, o.ip, "0", FI_SOURCE, hints.get(), &info);
   EXPECT_EQ(rc, 0) << fi_strerror(-rc);
