@@ -43,6 +43,8 @@
 #include <type_traits>
 #include <vector>
 
+struct CUctx_st;  // cuda.h's name, at global scope (the driver's exact type)
+
 namespace {
 
 constexpr uint32_t kVersion = FI_VERSION(1, 17);
@@ -69,8 +71,8 @@ struct Cuda {
   using Ptr = unsigned long long;
   int (*cuInit)(unsigned) = nullptr;
   int (*cuDeviceGetCount)(int*) = nullptr;
-  int (*cuDevicePrimaryCtxRetain)(void**, int) = nullptr;
-  int (*cuCtxSetCurrent)(void*) = nullptr;
+  int (*cuDevicePrimaryCtxRetain)(CUctx_st**, int) = nullptr;
+  int (*cuCtxSetCurrent)(CUctx_st*) = nullptr;
   int (*cuMemAlloc)(Ptr*, size_t) = nullptr;
   int (*cuMemFree)(Ptr) = nullptr;
   int (*cuMemcpyHtoD)(Ptr, const void*, size_t) = nullptr;
@@ -95,7 +97,7 @@ struct Cuda {
       Die("-m cuda: cuInit failed (CUresult %d%s)", r, r == 100 ? ": no GPU" : "");
     int n = 0;
     if (cuDeviceGetCount(&n) != 0 || device >= n) Die("-m cuda: no CUDA device %d", device);
-    void* ctx = nullptr;
+    CUctx_st* ctx = nullptr;
     if (cuDevicePrimaryCtxRetain(&ctx, device) != 0 || cuCtxSetCurrent(ctx) != 0) {
       Die("-m cuda: cannot use device %d's primary context", device);
     }

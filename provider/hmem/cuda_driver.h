@@ -26,18 +26,21 @@
 #include <string>
 #include <vector>
 
+// The driver's opaque handle types, by cuda.h's own names at global scope, so
+// that a function pointer we call has exactly the driver's type.
+struct CUctx_st;
+struct CUstream_st;
+struct CUevent_st;
+
 namespace uet::prov::hmem {
 
 // ---- CUDA driver ABI (subset) ----
 using CUresult = int;
 using CUdevice = int;
 using CUdeviceptr = unsigned long long;
-struct CUctx_st;
-struct CUstream_st;
-struct CUevent_st;
-using CUcontext = CUctx_st*;
-using CUstream = CUstream_st*;
-using CUevent = CUevent_st*;
+using CUcontext = ::CUctx_st*;
+using CUstream = ::CUstream_st*;
+using CUevent = ::CUevent_st*;
 
 inline constexpr CUresult kCudaSuccess = 0;
 inline constexpr CUresult kCudaErrorInvalidValue = 1;

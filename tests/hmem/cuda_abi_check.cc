@@ -34,3 +34,6 @@ static_assert(sizeof(h::CUresult) == sizeof(CUresult));
 static_assert(std::is_same_v<h::CUdeviceptr, CUdeviceptr>);
 static_assert(sizeof(h::CUdevice) == sizeof(CUdevice));
 static_assert(sizeof(CUpointer_attribute) == sizeof(int));  // passed as int
+static_assert(std::is_same_v<h::CUcontext, CUcontext>);
+static_assert(std::is_same_v<h::CUstream, CUstream>);
+static_assert(std::is_same_v<h::CUevent, CUevent>);

@@ -16,11 +16,13 @@
 
 #include "tests/hmem/fake_cuda_stats.h"
 
+struct CUctx_st;  // cuda.h's name, at global scope (the driver's exact type)
+
 namespace uet::hmemtest {
 
 using CUresult = int;
 using CUdeviceptr = unsigned long long;
-struct Ctx;
+using Ctx = ::CUctx_st;
 
 struct CudaTestApi {
   bool ok = false;

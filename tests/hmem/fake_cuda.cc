@@ -34,19 +34,25 @@
 
 #include "tests/hmem/fake_cuda_stats.h"
 
+// The handle types under cuda.h's names (global scope): a sanitizer build
+// checks that callers' function pointer types match these exactly.
+struct CUctx_st {
+  int device;
+};
+struct CUstream_st;
+struct CUevent_st;
+
 namespace {
 
 using CUresult = int;
 using CUdeviceptr = unsigned long long;
 using CUdevice = int;
-struct Ctx {
-  int device;
-};
-struct Event;
-struct Stream;
-using CUcontext = Ctx*;
-using CUstream = Stream*;
-using CUevent = Event*;
+using Ctx = CUctx_st;
+using Event = CUevent_st;
+using Stream = CUstream_st;
+using CUcontext = CUctx_st*;
+using CUstream = CUstream_st*;
+using CUevent = CUevent_st*;
 
 constexpr CUresult kSuccess = 0;
 constexpr CUresult kInvalidValue = 1;
@@ -86,15 +92,19 @@ struct Op {
   Event* event = nullptr;  // marker
 };
 
-struct Stream {
+}  // namespace
+
+struct CUstream_st {
   std::deque<Op> ops;
   int front_ticks = 0;
 };
 
-struct Event {
-  Stream* stream = nullptr;
+struct CUevent_st {
+  CUstream_st* stream = nullptr;
   bool pending = false;
 };
+
+namespace {
 
 std::mutex g_mu;
 bool g_init = false;

@@ -80,7 +80,7 @@ const char* MemName(Mem m) { return m == Mem::kHost ? "host" : "device"; }
 // registered on `d` (FI_HMEM_CUDA for device memory).
 class Buffer {
  public:
-  Buffer(Mem mem, fid_domain* d, size_t len) : mem_(mem), len_(len) {
+  Buffer(Mem mem, fid_domain* d, size_t len) : len_(len) {
     const size_t n = len + kGuard;
     if (mem == Mem::kDevice) {
       dev_ = std::make_unique<DeviceMem>(n);
@@ -111,7 +111,6 @@ class Buffer {
   static constexpr size_t kGuard = 16;
 
  private:
-  Mem mem_;
   size_t len_;
   std::unique_ptr<DeviceMem> dev_;
   std::vector<uint8_t> host_;
