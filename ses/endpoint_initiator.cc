@@ -208,7 +208,13 @@ Status Endpoint::StartOp(std::unique_ptr<TxOp> op) {
     st.staged_by_context[op->context] = id;
   }
   if (op->role == TxOp::Role::kServedRead) {
-    if (TxOp* user = const_cast<TxOp*>(RendezvousSource(*op))) ++user->rdv_served;
+    // Does it read a rendezvous send's region? Looked up once, here.
+    auto rdv = st.rdv_op_by_key.find(op->key_or_tag);
+    auto user = rdv == st.rdv_op_by_key.end() ? st.ops.end() : st.ops.find(rdv->second);
+    if (user != st.ops.end()) {
+      ++user->second->rdv_served;
+      op->reads_rendezvous = true;
+    }
   }
   st.ops[id] = std::move(op);
   st.tx_queue.push_back(id);
@@ -236,6 +242,7 @@ void Endpoint::Pump() {
 
 const TxOp* Endpoint::RendezvousSource(const TxOp& served) const {
   const State& st = *state_;
+  if (!served.reads_rendezvous) return nullptr;
   auto rdv = st.rdv_op_by_key.find(served.key_or_tag);
   if (rdv == st.rdv_op_by_key.end()) return nullptr;
   auto user = st.ops.find(rdv->second);

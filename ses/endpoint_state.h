@@ -53,6 +53,7 @@ struct TxOp {
   // when the CPU must not read it (packets are filled through it).
   uint64_t source_offset = 0;
   RegionIo* source_io = nullptr;
+  bool reads_rendezvous = false;  // it reads a rendezvous send's region
 
   uint32_t total_packets = 1;
   uint32_t next_packet = 0;  // packets handed to PDS

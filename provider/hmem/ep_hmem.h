@@ -72,7 +72,7 @@ class HmemEvents {
   virtual ~HmemEvents() = default;
   // Outbound op `id`: its first `bytes` are in the bounce buffer.
   virtual void OnSourceReady(uint64_t id, size_t bytes) = 0;
-  // Outbound op `id`: a chunk copy failed (`why`); the rest never comes.
+  // Outbound op `id`: a chunk copy failed with `r`; the rest never comes.
   virtual void OnSourceFailed(uint64_t id, CUresult r) = 0;
   // Inbound op `id`: its data is in device memory (r == kCudaSuccess) or the
   // copy failed; the held completion may now be reported.
