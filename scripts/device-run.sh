@@ -22,6 +22,8 @@
 # Results under $OUT (default ./device-results): summary.md, gtest.xml,
 # gtest.log, pingpong.log, bench.md, bench.log. Exit 0 only if all passed;
 # 2 when a prerequisite is missing (the message says which).
+# DEVICE_RUN_MOCK=BUILD/tests/hmem/fakecuda rehearses every step here without a
+# GPU, against the mock driver (~30 s; its numbers are not GPU numbers).
 set -uo pipefail
 
 DEBS=(libfabric1 libfabric-bin ibverbs-providers libibverbs1 librdmacm1 libpsm2-2
@@ -83,21 +85,34 @@ command -v dpkg >/dev/null || { command -v ar >/dev/null && command -v tar >/dev
   die "prerequisite missing: neither dpkg nor ar+tar to unpack the packages"
 echo "device-run: build files and ${#debs[@]} packages present"
 
+# DEVICE_RUN_MOCK=<build>/tests/hmem/fakecuda: a rehearsal of this script
+# without a GPU (every step against the mock driver; nothing it measures is a
+# GPU result, and the summary says so).
+mock=${DEVICE_RUN_MOCK:-}
 gpu=""
-if command -v nvidia-smi >/dev/null 2>&1; then
+if [[ -n $mock ]]; then
+  [[ -e $mock/libcuda.so.1 ]] || die "DEVICE_RUN_MOCK=$mock has no libcuda.so.1"
+  gpu="none: REHEARSAL against the mock CUDA driver ($mock), not a GPU run"
+elif command -v nvidia-smi >/dev/null 2>&1; then
   gpu=$(nvidia-smi -L 2>/dev/null | head -1)
 fi
-if [[ -z $gpu && ! -e /dev/nvidia0 ]]; then
+if [[ -z $mock && -z $gpu && ! -e /dev/nvidia0 ]]; then
   die "no GPU: nvidia-smi lists none and /dev/nvidia0 does not exist; this run needs an NVIDIA GPU and its driver (the CI runs the mock-driver tests instead: ctest -L mock-driver)"
 fi
 libcuda=$( { ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 /{print $NF; exit}'; } )
+extra_lib_dir=""
+[[ -n $mock ]] && { libcuda=$mock/libcuda.so.1; extra_lib_dir=$mock; }
 if [[ -z $libcuda ]]; then
-  for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/local/nvidia/lib64 /usr/local/cuda/compat; do
-    [[ -e $d/libcuda.so.1 ]] && { libcuda=$d/libcuda.so.1; break; }
+  IFS=: read -r -a ld_dirs <<<"${LD_LIBRARY_PATH:-}"
+  for d in "${ld_dirs[@]}" /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/local/nvidia/lib64 \
+           /usr/local/cuda/compat; do
+    [[ -n $d && -e $d/libcuda.so.1 ]] && { libcuda=$d/libcuda.so.1; extra_lib_dir=$d; break; }
   done
 fi
 [[ -n $libcuda ]] || die "no GPU driver library: libcuda.so.1 is not on the loader path (GPU: ${gpu:-/dev/nvidia0})"
-case $libcuda in *fakecuda*) die "the mock driver ($libcuda) is on the loader path: remove it";; esac
+if [[ -z $mock ]]; then
+  case $libcuda in *fakecuda*) die "the mock driver ($libcuda) is on the loader path: remove it";; esac
+fi
 echo "device-run: GPU: ${gpu:-/dev/nvidia0}; driver library $libcuda"
 mkdir -p "$OUT" || die "cannot create $OUT"
 
@@ -114,11 +129,11 @@ for d in "${debs[@]}"; do
     ar p "$d" "$member" | tar -x $z -C "$PREFIX" -f - || die "unpacking $d failed"
   fi
 done
-LIBS=$PREFIX/usr/lib/x86_64-linux-gnu:$PREFIX/lib/x86_64-linux-gnu
+LIBS=$PREFIX/usr/lib/x86_64-linux-gnu:$PREFIX/lib/x86_64-linux-gnu${extra_lib_dir:+:$extra_lib_dir}
 export LD_LIBRARY_PATH=$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$PREFIX/usr/bin:$PATH
 export FI_PROVIDER_PATH=$(dirname "${path[libuet-fi.so]}")
-export UET_HMEM_REQUIRE_GPU=1
+[[ -z $mock ]] && export UET_HMEM_REQUIRE_GPU=1
 for a in "${ARTEFACTS[@]}"; do
   missing=$(ldd "${path[$a]}" 2>&1 | grep "not found" || true)
   [[ -z $missing ]] || die "$a: libraries not found after unpacking: $missing"
@@ -140,26 +155,29 @@ fail=0
 
 # ---- the hmem gtests, against the real driver ----
 echo "device-run: gtests"
-if timeout 600 "${path[uet_prov_hmem_test]}" --gtest_output=xml:"$OUT/gtest.xml" \
+if timeout 240 "${path[uet_prov_hmem_test]}" --gtest_output=xml:"$OUT/gtest.xml" \
     >"$OUT/gtest.log" 2>&1; then
   result=passed
 else
   result="FAILED (exit $?)"
   fail=1
 fi
-echo "- gtests (uet_prov_hmem_test, real driver): $result; $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/gtest.log" | tr '\n' ' ')" >>"$OUT/summary.md"
+echo "- gtests (uet_prov_hmem_test, ${mock:+MOCK driver}${mock:-real driver}): $result; $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/gtest.log" | tr '\n' ' ')" >>"$OUT/summary.md"
 
 # ---- ping-pong over loopback ----
 port=$((30000 + RANDOM % 20000))
+# Each run has a time limit (PP_TIMEOUT seconds): the device tool gives a call
+# 10 minutes, and a stuck run must not take the others' results with it.
+PP_TIMEOUT=120
 pingpong() {  # pingpong SERVER_MEM CLIENT_MEM ARGS...: one run, output appended to $log
   local smem=$1 cmem=$2
   shift 2
   port=$((port + 1))
   echo "### server -m $smem, client -m $cmem: $*" >>"$log"
-  timeout 900 "${path[uet-hmem-pingpong]}" -p uet -e rdm -m "$smem" -B $port -s 127.0.0.1 "$@" \
+  timeout $PP_TIMEOUT "${path[uet-hmem-pingpong]}" -p uet -e rdm -m "$smem" -B $port -s 127.0.0.1 "$@" \
     >>"$log.server" 2>&1 &
   local spid=$!
-  timeout 900 "${path[uet-hmem-pingpong]}" -p uet -e rdm -m "$cmem" -P $port -s 127.0.0.1 "$@" \
+  timeout $PP_TIMEOUT "${path[uet-hmem-pingpong]}" -p uet -e rdm -m "$cmem" -P $port -s 127.0.0.1 "$@" \
     127.0.0.1 >>"$log" 2>&1
   local crc=$?
   wait $spid
@@ -189,6 +207,7 @@ cat "$log.server" >>"$log" 2>/dev/null && rm -f "$log.server"
 
 # ---- benchmark: host<->host vs device<->device ----
 echo "device-run: benchmark"
+PP_TIMEOUT=60
 log=$OUT/bench.log
 : >"$log"
 declare -A iters=([64]=2000 [4096]=2000 [1048576]=200 [16777216]=30)
