@@ -1,40 +1,65 @@
 // uet-inject: sends the UDP payloads of a capture to one address again, as an
 // attacker on the path would: replayed as captured, and crafted (one byte
-// flipped per copy, cycling through the positions). A test tool for TSS: a
-// running transfer must not notice, and the receiver's rejection counters must.
+// flipped per copy, cycling through the positions; or forged: the TSS counter
+// moved ahead so that the copy passes the replay check and must fail
+// authentication). A test tool for TSS: a running transfer must not notice,
+// and the receiver's rejection counters must.
 //
-//   uet-inject CAPTURE.pcap DST_IP DST_PORT [--only-to-port P] [--flip] [--rounds N]
-//              [--max N]
+//   uet-inject CAPTURE.pcap DST_IP DST_PORT [--only-to-port P] [--only-from IP]
+//              [--max N] [--from IP] [--from-port P] [--flip] [--forge]
+//              [--no-replay] [--rounds N] [--rate PPS]
 //
 //   --only-to-port P  replay only datagrams captured with destination port P
-//   --max N           use only the first N datagrams of the capture
+//   --only-from IP    replay only datagrams captured with source address IP
+//   --max N           use only the first N datagrams (after the filters)
+//   --from IP         send from this source address: one of this host's
+//                     addresses (bind), e.g. a victim's address added to the
+//                     attacker's namespace to spoof it (default: the kernel's
+//                     choice for DST_IP)
+//   --from-port P     send from this UDP source port (default: ephemeral)
 //   --flip            also send a copy of each with one byte flipped
+//   --forge           also send a copy of each TSS datagram whose TSC counter
+//                     is 2^48 - 1 - n (the n-th forged copy): ahead of every
+//                     counter a real sender used, so a receiver's replay
+//                     window lets it through to the tag check, which it fails.
+//                     Datagrams that are not TSS get no forged copy.
+//   --no-replay       do not send the datagrams as captured (only the crafted
+//                     copies --flip / --forge ask for)
 //   --rounds N        send the whole set N times (default 1)
+//   --rate PPS        send at most PPS datagrams per second (default: as fast
+//                     as the socket takes them)
 //
-// Prints "uet-inject: sent S datagrams (R replayed, F flipped) to IP:PORT".
-// Exit status: 0 when everything was sent, 1 on an error (named), 2 on usage.
+// Prints "uet-inject: sent S datagrams (R replayed, F flipped, G forged) to
+// IP:PORT from SRC". Exit status: 0 when everything was sent, 1 on an error
+// (named), 2 on usage.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "apps/decode/pcap_io.h"
+#include "tss/header.h"
+#include "uet/bytes.h"
 #include "uet/ip_address.h"
 
 namespace {
 
 int Usage() {
   std::fprintf(stderr,
-               "usage: uet-inject CAPTURE.pcap DST_IP DST_PORT [--only-to-port P] [--flip] "
-               "[--rounds N] [--max N]\n");
+               "usage: uet-inject CAPTURE.pcap DST_IP DST_PORT [--only-to-port P] "
+               "[--only-from IP] [--max N] [--from IP] [--from-port P] [--flip] [--forge] "
+               "[--no-replay] [--rounds N] [--rate PPS]\n");
   return 2;
 }
 
@@ -46,44 +71,116 @@ std::optional<long> Number(const char* s, long max) {
   return v;
 }
 
+struct Options {
+  std::string capture;
+  uet::IpAddress dst;
+  uint16_t dst_port = 0;
+  std::optional<long> only_port;
+  std::optional<uet::IpAddress> only_from;
+  std::optional<long> max;
+  std::optional<uet::IpAddress> from;
+  uint16_t from_port = 0;
+  bool replay = true;
+  bool flip = false;
+  bool forge = false;
+  long rounds = 1;
+  long rate_pps = 0;  // 0: unpaced
+};
+
+// Fills `o` from argv; false on a usage error.
+bool ParseOptions(int argc, char** argv, Options& o) {
+  if (argc < 4) return false;
+  o.capture = argv[1];
+  const std::optional<uet::IpAddress> dst = uet::IpAddress::Parse(argv[2]);
+  const std::optional<long> port = Number(argv[3], 65535);
+  if (!dst || !port) return false;
+  o.dst = *dst;
+  o.dst_port = static_cast<uint16_t>(*port);
+  for (int i = 4; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--flip") {
+      o.flip = true;
+    } else if (a == "--forge") {
+      o.forge = true;
+    } else if (a == "--no-replay") {
+      o.replay = false;
+    } else if (a == "--only-to-port" && has_value) {
+      o.only_port = Number(argv[++i], 65535);
+      if (!o.only_port) return false;
+    } else if (a == "--only-from" && has_value) {
+      o.only_from = uet::IpAddress::Parse(argv[++i]);
+      if (!o.only_from) return false;
+    } else if (a == "--from" && has_value) {
+      o.from = uet::IpAddress::Parse(argv[++i]);
+      if (!o.from) return false;
+    } else if (a == "--from-port" && has_value) {
+      const std::optional<long> p = Number(argv[++i], 65535);
+      if (!p) return false;
+      o.from_port = static_cast<uint16_t>(*p);
+    } else if (a == "--max" && has_value) {
+      o.max = Number(argv[++i], 100000000);
+      if (!o.max) return false;
+    } else if (a == "--rounds" && has_value) {
+      const std::optional<long> n = Number(argv[++i], 1000000);
+      if (!n) return false;
+      o.rounds = *n;
+    } else if (a == "--rate" && has_value) {
+      const std::optional<long> n = Number(argv[++i], 100000000);
+      if (!n || *n == 0) return false;
+      o.rate_pps = *n;
+    } else {
+      return false;
+    }
+  }
+  if (o.from && o.from->is_v4() != o.dst.is_v4()) return false;
+  return o.replay || o.flip || o.forge;
+}
+
+// A socket address for ip:port.
+socklen_t SockAddr(const uet::IpAddress& ip, uint16_t port, sockaddr_storage& ss) {
+  ss = {};
+  if (ip.is_v4()) {
+    auto* sin = reinterpret_cast<sockaddr_in*>(&ss);
+    sin->sin_family = AF_INET;
+    sin->sin_port = htons(port);
+    std::memcpy(&sin->sin_addr, ip.data(), 4);
+    return sizeof *sin;
+  }
+  auto* sin6 = reinterpret_cast<sockaddr_in6*>(&ss);
+  sin6->sin6_family = AF_INET6;
+  sin6->sin6_port = htons(port);
+  std::memcpy(&sin6->sin6_addr, ip.data(), 16);
+  return sizeof *sin6;
+}
+
+// A forged copy of a TSS datagram: the same bytes with the TSC counter set to
+// `counter`; nothing when `p` does not start with a TSS header.
+std::optional<std::vector<std::byte>> Forged(const std::vector<std::byte>& p, uint64_t counter) {
+  uet::ByteReader r(p);
+  uet::Result<uet::tss::SecurityHeader> h = uet::tss::SecurityHeader::Parse(r);
+  if (!h.ok()) return std::nullopt;
+  h->counter = counter;
+  std::vector<std::byte> c = p;
+  uet::ByteWriter w(std::span<std::byte>(c).first(h->WireSize()));
+  if (!h->Serialize(w).ok()) return std::nullopt;
+  return c;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 4) return Usage();
-  const std::string capture = argv[1];
-  const std::optional<uet::IpAddress> dst = uet::IpAddress::Parse(argv[2]);
-  const std::optional<long> port = Number(argv[3], 65535);
-  if (!dst || !port) return Usage();
-  std::optional<long> only_port;
-  bool flip = false;
-  long rounds = 1;
-  std::optional<long> max;
-  for (int i = 4; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--flip") {
-      flip = true;
-    } else if (a == "--only-to-port" && i + 1 < argc) {
-      only_port = Number(argv[++i], 65535);
-      if (!only_port) return Usage();
-    } else if (a == "--max" && i + 1 < argc) {
-      max = Number(argv[++i], 100000000);
-      if (!max) return Usage();
-    } else if (a == "--rounds" && i + 1 < argc) {
-      const std::optional<long> n = Number(argv[++i], 1000000);
-      if (!n) return Usage();
-      rounds = *n;
-    } else {
-      return Usage();
-    }
-  }
+  Options o;
+  if (!ParseOptions(argc, argv, o)) return Usage();
 
   std::vector<std::vector<std::byte>> payloads;
   const absl::Status read =
-      uet::decode::ReadPcap(capture, [&](const uet::decode::CapturedFrame& f) {
+      uet::decode::ReadPcap(o.capture, [&](const uet::decode::CapturedFrame& f) {
         auto udp = uet::decode::ParseFrame(f.link, f.bytes);
         if (!udp.ok()) return;
-        if (only_port && udp->dst_port != *only_port) return;
-        if (max && payloads.size() >= static_cast<size_t>(*max)) return;
+        if (o.only_port && udp->dst_port != *o.only_port) return;
+        if (o.only_from && udp->src != *o.only_from) return;
+        if (o.max && payloads.size() >= static_cast<size_t>(*o.max)) return;
         payloads.emplace_back(udp->payload.begin(), udp->payload.end());
       });
   if (!read.ok()) {
@@ -91,53 +188,72 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  const int family = dst->is_v4() ? AF_INET : AF_INET6;
+  const int family = o.dst.is_v4() ? AF_INET : AF_INET6;
   const int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) {
     std::fprintf(stderr, "uet-inject: socket: %s\n", std::strerror(errno));
     return 1;
   }
-  sockaddr_storage ss{};
-  socklen_t len = 0;
-  if (dst->is_v4()) {
-    auto* sin = reinterpret_cast<sockaddr_in*>(&ss);
-    sin->sin_family = AF_INET;
-    sin->sin_port = htons(static_cast<uint16_t>(*port));
-    std::memcpy(&sin->sin_addr, dst->data(), 4);
-    len = sizeof *sin;
-  } else {
-    auto* sin6 = reinterpret_cast<sockaddr_in6*>(&ss);
-    sin6->sin6_family = AF_INET6;
-    sin6->sin6_port = htons(static_cast<uint16_t>(*port));
-    std::memcpy(&sin6->sin6_addr, dst->data(), 16);
-    len = sizeof *sin6;
+  std::string from = "(kernel's choice)";
+  if (o.from || o.from_port != 0) {
+    const uet::IpAddress any =
+        o.dst.is_v4() ? uet::IpAddress::V4(uint32_t{0}) : uet::IpAddress::V6({});
+    const uet::IpAddress& src = o.from ? *o.from : any;
+    sockaddr_storage ss{};
+    const socklen_t len = SockAddr(src, o.from_port, ss);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&ss), len) < 0) {
+      std::fprintf(stderr, "uet-inject: bind %s port %u: %s (is it an address of this host?)\n",
+                   src.ToString().c_str(), o.from_port, std::strerror(errno));
+      close(fd);
+      return 1;
+    }
+    from = src.ToString() + ":" + std::to_string(o.from_port);
   }
+  sockaddr_storage dst{};
+  const socklen_t dst_len = SockAddr(o.dst, o.dst_port, dst);
 
-  uint64_t replayed = 0, flipped = 0, position = 0;
+  uint64_t replayed = 0, flipped = 0, forged = 0, position = 0;
+  const auto start = std::chrono::steady_clock::now();
   auto send = [&](const std::vector<std::byte>& p) {
-    if (sendto(fd, p.data(), p.size(), 0, reinterpret_cast<sockaddr*>(&ss), len) < 0 &&
+    if (o.rate_pps > 0) {
+      const uint64_t n = replayed + flipped + forged;
+      std::this_thread::sleep_until(start + std::chrono::nanoseconds(n * 1'000'000'000 /
+                                                                     o.rate_pps));
+    }
+    if (sendto(fd, p.data(), p.size(), 0, reinterpret_cast<sockaddr*>(&dst), dst_len) < 0 &&
         errno != ENOBUFS && errno != EAGAIN && errno != ECONNREFUSED) {
       std::fprintf(stderr, "uet-inject: sendto: %s\n", std::strerror(errno));
       close(fd);
       std::exit(1);
     }
   };
-  for (long r = 0; r < rounds; ++r) {
+  constexpr uint64_t kTopCounter = (uint64_t{1} << uet::tss::SecurityHeader::kCounterBits) - 1;
+  for (long r = 0; r < o.rounds; ++r) {
     for (const std::vector<std::byte>& p : payloads) {
-      send(p);
-      ++replayed;
-      if (flip && !p.empty()) {
+      if (o.replay) {
+        send(p);
+        ++replayed;
+      }
+      if (o.flip && !p.empty()) {
         std::vector<std::byte> c = p;
         c[position++ % c.size()] ^= std::byte{0x01};
         send(c);
         ++flipped;
       }
+      if (o.forge) {
+        if (std::optional<std::vector<std::byte>> c = Forged(p, kTopCounter - forged)) {
+          send(*c);
+          ++forged;
+        }
+      }
     }
   }
   close(fd);
-  std::printf("uet-inject: sent %llu datagrams (%llu replayed, %llu flipped) to %s:%ld\n",
-              static_cast<unsigned long long>(replayed + flipped),
+  std::printf("uet-inject: sent %llu datagrams (%llu replayed, %llu flipped, %llu forged) to "
+              "%s:%u from %s\n",
+              static_cast<unsigned long long>(replayed + flipped + forged),
               static_cast<unsigned long long>(replayed), static_cast<unsigned long long>(flipped),
-              dst->ToString().c_str(), *port);
+              static_cast<unsigned long long>(forged), o.dst.ToString().c_str(), o.dst_port,
+              from.c_str());
   return 0;
 }

@@ -106,6 +106,9 @@ Status EngineConfig::Validate() const {
     return Error::Invalid(kContext, "clear_request_after", 0);
   }
   if (max_gtd_responses < 1) return Error::Invalid(kContext, "max_gtd_responses", 0);
+  if (entropy_count < 1 || entropy_count > EntropySelector::kMaxEvs) {
+    return Error::Invalid(kContext, "entropy_count", entropy_count);
+  }
   if (validate_start_psn && new_pdc_time.count() <= 0) {
     return Error::Invalid(kContext, "new_pdc_time", 0);
   }
@@ -159,8 +162,10 @@ Result<std::unique_ptr<SenderHalf>> Engine::MakeSender(Psn start_psn) const {
   UET_ASSIGN_OR_RETURN(RtoEstimator rto, RtoEstimator::Create(config_.rto));
   UET_ASSIGN_OR_RETURN(std::unique_ptr<cc::Controller> controller,
                        cc::MakeController(config_.cc_name, config_.cc));
-  return std::make_unique<SenderHalf>(start_psn, std::move(window), std::move(rto),
-                                      std::move(controller));
+  auto tx = std::make_unique<SenderHalf>(start_psn, std::move(window), std::move(rto),
+                                         std::move(controller));
+  tx->entropy = EntropySelector(config_.entropy_count);
+  return tx;
 }
 
 Result<std::unique_ptr<ReceiverHalf>> Engine::MakeReceiver(Psn start_psn) const {
@@ -237,12 +242,16 @@ void Engine::RemovePdc(PdcId local) {
 }
 
 void Engine::Emit(const FabricAddress& to, const PdsHeader& header,
-                  std::span<const std::byte> payload) {
+                  std::span<const std::byte> payload, uint16_t ev) {
   ByteWriter w(tx_buffer_);
   Status st = SerializePdsHeader(header, w);
   if (!st.ok() || w.remaining() < payload.size()) return;  // unreachable: sizes checked on entry
   w.Bytes(payload);
-  sink_.Send(to, w.data());
+  if (ev == 0) {
+    sink_.Send(to, w.data());
+  } else {
+    sink_.SendOnPath(to, w.data(), ev);
+  }
 }
 
 // ---- receive dispatch ----

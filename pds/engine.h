@@ -32,6 +32,7 @@
 #include "pds/ack_policy.h"
 #include "pds/cc/factory.h"
 #include "pds/counters.h"
+#include "pds/entropy.h"
 #include "pds/pds_header.h"
 #include "pds/psn_window.h"
 #include "pds/rto_estimator.h"
@@ -112,6 +113,14 @@ struct EngineConfig {
   // trip per new PDC. The provider turns it on with TSS. Initiators always
   // follow a 0x17 NACK, whatever this says.
   bool validate_start_psn = false;
+  // Multipath spraying (pds/entropy.h): the number of entropy values (paths)
+  // an initiator spreads the request packets of an established PDC over; 1 =
+  // single path (every packet on EV 0).
+  uint16_t entropy_count = 1;
+  // Receiver: a request for an established PDC may come from another UDP
+  // source port of the PDC's peer IP (the sender's EV sockets). The peer stays
+  // the FEP address the SYN came from; replies go there.
+  bool sprayed_source_ports = false;
   Duration new_pdc_time = kDefaultNewPdcTime;
   // The congestion controller each initiator PDC (= CCC) gets, by
   // cc::MakeController name, and the settings it is built from.
@@ -127,6 +136,13 @@ class PacketSink {
   // `packet` starts with the PDS header; it is valid only during the call.
   // `dst` is the peer FEP: its IP and the UDP port it receives on.
   virtual void Send(const FabricAddress& dst, std::span<const std::byte> packet) = 0;
+  // The same on entropy value `ev` (1 .. entropy_count - 1; pds/entropy.h): the
+  // provider sends from its socket for that EV. Without multipath, Send.
+  virtual void SendOnPath(const FabricAddress& dst, std::span<const std::byte> packet,
+                          uint16_t ev) {
+    (void)ev;
+    Send(dst, packet);
+  }
 };
 
 // What comes with a received packet besides its bytes.
@@ -296,7 +312,13 @@ class Engine {
   // Removes the PDC from every table; counters go to retired_.
   void RemovePdc(PdcId local);
   void Drop(DropReason reason) { counters_.drops.Count(reason); }
-  void Emit(const FabricAddress& to, const PdsHeader& header, std::span<const std::byte> payload);
+  // `ev`: the entropy value (0: the FEP's own socket).
+  void Emit(const FabricAddress& to, const PdsHeader& header, std::span<const std::byte> payload,
+            uint16_t ev = 0);
+  // Whether a request from `from` may belong to a PDC whose peer is `peer`.
+  bool SamePeer(const FabricAddress& peer, const FabricAddress& from) const {
+    return config_.sprayed_source_ports ? peer.ip == from.ip : peer == from;
+  }
   void FlushCompletions();
 
   // ---- sender half (engine_tx.cc) ----

@@ -103,7 +103,7 @@ Pdc* Engine::MatchRequest(TimePoint now, const FabricAddress& from, const RudRod
     return nullptr;
   }
   // A target PDC is established from its first packet: it knows the peer's ID.
-  if (pdc->peer != from || (pdc->established && pdc->remote != req.spdcid)) {
+  if (!SamePeer(pdc->peer, from) || (pdc->established && pdc->remote != req.spdcid)) {
     Drop(DropReason::kHeaderMismatch);
     SendNack(nullptr, from, NackCode::kPdcHdrMismatch, req.psn, kNoPdc, req.spdcid);
     return nullptr;

@@ -149,7 +149,11 @@ void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
     } else {
       req.dpdcid = pdc.remote;
     }
-    Emit(pdc.peer, req, s.ses_and_payload);
+    // A resend says its last path lost it; SYN packets go from the FEP's own
+    // socket (EV 0), so the target learns the FEP address.
+    if (retx) tx.entropy.OnLost(s.ev);
+    s.ev = req.syn ? 0 : tx.entropy.Next();
+    Emit(pdc.peer, req, s.ses_and_payload, s.ev);
   }
   s.sent_at = now;
   pdc.last_activity = now;
@@ -198,6 +202,10 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
       tx.rto.OnAck(s.sent_at, now, false);
       rtt = now - s.sent_at;
     }
+    // Only the packet that triggered the ACK has a known ECN state (flag M);
+    // the others it covers cumulatively may have been marked too, so their
+    // EVs are not recycled as clean.
+    if (info.ack_psn && psn == *info.ack_psn) tx.entropy.OnDelivered(s.ev, ack.m);
     acked_bytes += s.bytes;
     ++acked_packets;
     tx.bytes_in_flight -= s.bytes;
@@ -465,9 +473,11 @@ void Engine::FailSender(Pdc& pdc, const Failure& failure) {
   for (uint64_t token : failed) delivery_.OnSendFailed(token, failure);
 }
 
-void Engine::Reestablish(TimePoint now, Pdc& pdc) {
-  SenderHalf& tx = *pdc.tx;
-  std::vector<QueuedPacket> moved;
+namespace {
+
+// Every unacked request of `tx` in PSN order, then its queue, moved out.
+std::deque<QueuedPacket> TakeUnsent(SenderHalf& tx) {
+  std::deque<QueuedPacket> moved;
   tx.window.ForEachOutstanding(false, [&](Psn psn) {
     SentPacket& s = tx.slot(psn);
     if (s.used && s.kind == SentKind::kRequest) {
@@ -476,6 +486,15 @@ void Engine::Reestablish(TimePoint now, Pdc& pdc) {
     }
   });
   for (QueuedPacket& q : tx.queue) moved.push_back(std::move(q));
+  tx.queue.clear();
+  return moved;
+}
+
+}  // namespace
+
+void Engine::Reestablish(TimePoint now, Pdc& pdc) {
+  SenderHalf& tx = *pdc.tx;
+  std::deque<QueuedPacket> moved = TakeUnsent(tx);
   SubmitRequest key;
   key.dst = pdc.peer;
   key.mode = pdc.mode;
@@ -502,17 +521,7 @@ void Engine::RestartAt(TimePoint now, Pdc& pdc, Psn start) {
   }
   Result<std::unique_ptr<SenderHalf>> fresh = MakeSender(start);
   if (!fresh.ok()) return;  // unreachable: config validated
-  SenderHalf& old = *pdc.tx;
-  std::deque<QueuedPacket> requeued;
-  old.window.ForEachOutstanding(false, [&](Psn psn) {
-    SentPacket& s = old.slot(psn);
-    if (s.used && s.kind == SentKind::kRequest) {
-      requeued.push_back(QueuedPacket{s.token, s.next_hdr, s.ack_request,
-                                      std::move(s.ses_and_payload)});
-    }
-  });
-  for (QueuedPacket& q : old.queue) requeued.push_back(std::move(q));
-  (*fresh)->queue = std::move(requeued);
+  (*fresh)->queue = TakeUnsent(*pdc.tx);
   pdc.tx = std::move(*fresh);
   pdc.start_psn = start;
   ++counters_.start_psn_restarts;

@@ -12,6 +12,7 @@
 #include <optional>
 #include <vector>
 
+#include "pds/entropy.h"
 #include "pds/ack_policy.h"
 #include "pds/cc/controller.h"
 #include "pds/control.h"
@@ -43,6 +44,7 @@ struct SentPacket {
   uint32_t bytes = 0;  // on the wire: PDS header + SES header + payload
   bool retransmitted = false;
   bool fast_retransmitted = false;
+  uint16_t ev = 0;  // entropy value of its last transmission
 };
 
 // A request submitted while the window (or the controller) was full.
@@ -74,6 +76,7 @@ class SenderHalf {
   std::optional<TimePoint> last_goback_at;
   std::deque<QueuedPacket> queue;  // waiting for window space
   std::unique_ptr<cc::Controller> cc;  // never null
+  EntropySelector entropy{1};          // EngineConfig::entropy_count
   // The highest PSN whose ACK asked for a clear (REQ = CLEAR): a CLEAR goes
   // out once everything up to it is acked.
   std::optional<Psn> clear_wanted;

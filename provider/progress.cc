@@ -26,6 +26,10 @@ Result<std::unique_ptr<Progress>> Progress::Create(Endpoint& ep,
   // what fi_getname advertises, so targets can name us (FI_SOURCE, directed
   // receives).
   c.initiator_id = p->io_->local_port();
+  // Multipath: one send socket per EV beyond the first, on the bound address.
+  UET_ASSIGN_OR_RETURN(p->ev_sockets_,
+                       EvSockets::Open(io_config, p->io_->local_addr(), c.pds.entropy_count));
+  c.pds.sprayed_source_ports = true;
   UET_ASSIGN_OR_RETURN(p->ses_, ses::Endpoint::Create(c, p->random_, *p, *p));
   return p;
 }
@@ -149,14 +153,27 @@ void Progress::ReportTssRefusals(TimePoint now) {
   tss_reported_at_ = now;
 }
 
+std::optional<std::span<const std::byte>> Progress::Wire(const FabricAddress& dst,
+                                                         std::span<const std::byte> packet) {
+  if (security_) return security_->Seal(dst, packet);
+  return packet;
+}
+
 void Progress::Send(const FabricAddress& dst, std::span<const std::byte> packet) {
-  if (security_) {
-    std::optional<std::span<const std::byte>> sealed = security_->Seal(dst, packet);
-    if (!sealed) return;  // counter exhausted: out_invoke_fail; PDS sees a loss
-    io_->Queue(dst.ip, dst.port, *sealed);
+  if (std::optional<std::span<const std::byte>> wire = Wire(dst, packet)) {
+    io_->Queue(dst.ip, dst.port, *wire);
+  }
+}
+
+void Progress::SendOnPath(const FabricAddress& dst, std::span<const std::byte> packet,
+                          uint16_t ev) {
+  if (ev >= ev_sockets_.count()) {  // unreachable: entropy_count = the pool's size
+    Send(dst, packet);
     return;
   }
-  io_->Queue(dst.ip, dst.port, packet);
+  if (std::optional<std::span<const std::byte>> wire = Wire(dst, packet)) {
+    ev_sockets_.Send(ev, dst.ip, dst.port, *wire);
+  }
 }
 
 uint64_t Progress::AddOp(OpRecord op) {

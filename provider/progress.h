@@ -12,12 +12,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <memory>
 #include <span>
 #include <vector>
 
 #include "pds/engine.h"
 #include "provider/hmem/ep_hmem.h"
+#include "provider/io/ev_sockets.h"
 #include "provider/io/packet_io.h"
 #include "provider/packet_security.h"
 #include "provider/uet_prov.h"
@@ -95,6 +97,12 @@ class Progress final : public pds::PacketSink,
   Progress(Endpoint& ep, std::unique_ptr<PacketIo> io, uint64_t seed);
   // pds::PacketSink
   void Send(const FabricAddress& dst, std::span<const std::byte> packet) override;
+  void SendOnPath(const FabricAddress& dst, std::span<const std::byte> packet,
+                  uint16_t ev) override;
+  // The bytes to put on the wire for `packet`: sealed when TSS is on; nothing
+  // when sealing refused (counter exhausted: out_invoke_fail, PDS sees a loss).
+  std::optional<std::span<const std::byte>> Wire(const FabricAddress& dst,
+                                                  std::span<const std::byte> packet);
   // ses::EndpointEvents
   void OnCompletion(const ses::Completion& c) override;
   // The target side of a write with remote CQ data: a receive-CQ entry.
@@ -110,6 +118,7 @@ class Progress final : public pds::PacketSink,
 
   Endpoint& ep_;
   std::unique_ptr<PacketIo> io_;
+  EvSockets ev_sockets_;  // EVs 1 .. FI_UET_EV_COUNT-1 (multipath spraying)
   SeededRandom random_;
   std::unique_ptr<ses::Endpoint> ses_;
   std::unique_ptr<PacketSecurity> security_;  // TSS, when on

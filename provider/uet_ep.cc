@@ -148,6 +148,7 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
     c.pds.cc.nscc.base_rtt = rtt;
     c.pds.cc.rccc.base_rtt = rtt;
   }
+  c.pds.entropy_count = static_cast<uint16_t>(p.ev_count);  // range checked by fi_enable
   c.pid_on_fep = ep.local.pid_on_fep;
   c.resource_index = ep.local.start_resource_index;
   return c;
@@ -223,6 +224,11 @@ int EnableEndpoint(Endpoint& ep) {
   Result<UdpIoConfig> io = IoConfigFromParams(ep.local.fabric_address, ep.local.udp_port);
   if (!io.ok()) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: %s\n", io.error().ToString().c_str());
+    return -FI_EINVAL;
+  }
+  if (Params().ev_count < 1 || Params().ev_count > pds::EntropySelector::kMaxEvs) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: FI_UET_EV_COUNT=%lld: must be 1..%u\n",
+                 static_cast<long long>(Params().ev_count), pds::EntropySelector::kMaxEvs);
     return -FI_EINVAL;
   }
   ses::EndpointConfig config = SesConfigFor(ep);

@@ -78,6 +78,7 @@ ProviderParams ReadParams() {
   if (fi_param_get_int(&g_provider, "cc_link_mbps", &v) == FI_SUCCESS && v > 0) {
     p.cc_link_mbps = v;
   }
+  if (fi_param_get_int(&g_provider, "ev_count", &v) == FI_SUCCESS) p.ev_count = v;
   if (fi_param_get_int(&g_provider, "cc_base_rtt_us", &v) == FI_SUCCESS && v > 0) {
     p.cc_base_rtt_us = v;
   }
@@ -277,6 +278,11 @@ constexpr ParamDef kParamDefs[] = {
     {"cc_base_rtt_us", FI_PARAM_INT,
      "Congestion control: the unloaded round-trip time in microseconds (default: the "
      "controller's, 12)"},
+    {"ev_count", FI_PARAM_INT,
+     "Multipath spraying: entropy values per endpoint, 1..256 (default 1: single "
+     "path). Each EV beyond the first is one more UDP send socket (its source port "
+     "is the EV), so ECMP routers spread an established PDC's packets over paths; "
+     "ECN-marked or lost EVs are set aside (spec-notes/pds.md \"Entropy\")"},
     {"busy_poll_us", FI_PARAM_INT,
      "fi_cq_sread and fi_cntr_wait run progress without sleeping for this many "
      "microseconds before they sleep on the sockets (default 0: sleep at once)"},

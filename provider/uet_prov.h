@@ -98,6 +98,7 @@ struct ProviderParams {
   std::string cc;
   int64_t cc_link_mbps = 0;
   int64_t cc_base_rtt_us = 0;
+  int64_t ev_count = 1;  // FI_UET_EV_COUNT: entropy values (send sockets) per endpoint
   // FI_UET_BUSY_POLL_US: fi_cq_sread / fi_cntr_wait keep running progress
   // without sleeping for this long before they sleep in poll() (0: sleep at once).
   int busy_poll_us = 0;

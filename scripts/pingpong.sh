@@ -45,10 +45,38 @@
 #   UET_PINGPONG_SERVER_ENV="VAR=value ..."  extra environment for the server
 #   UET_PINGPONG_CLIENT_ENV="VAR=value ..."  and for the client only (e.g. a
 #                             different FI_UET_TSS_KEY_FILE); space-separated.
-#   UET_PINGPONG_DURING="CMD" run CMD (bash -c) in the client's namespace (or on
-#                             the host with loopback) while the transfer runs,
-#                             started right after the client; its output is
-#                             shown as "--- during"; the script waits for it.
+#   UET_PINGPONG_DURING="CMD" run CMD (bash -c) while the transfer runs, started
+#                             right after the client, in the namespace that
+#                             UET_PINGPONG_DURING_NS names (on the host with
+#                             loopback); its output is shown as "--- during";
+#                             the script waits for it. CMD's environment has
+#                             UET_PINGPONG_SERVER_ADDR, UET_PINGPONG_CLIENT_ADDR
+#                             (the fi_pingpong processes' addresses),
+#                             UET_PINGPONG_SERVER_NS, UET_PINGPONG_CLIENT_NS
+#                             (namespace names, empty on loopback) and, with a
+#                             third namespace, UET_PINGPONG_THIRD_NS,
+#                             UET_PINGPONG_THIRD_ADDR, UET_PINGPONG_THIRD_DEV
+#                             (its veth).
+#   UET_PINGPONG_DURING_NS=client|server|third
+#                             where CMD runs (default client). `third`: a third
+#                             namespace uet-c-PID, an attacker beside the
+#                             server: its own veth pair to the server's
+#                             namespace (uetvsPID there, 198.18.1.1/24 or
+#                             2001:db8:2::1/64; uetvtPID in the third,
+#                             198.18.1.2/24 or 2001:db8:2::2/64), a route to the
+#                             client/server subnet through the server's
+#                             namespace, and the client's address as a /32
+#                             (/128) on its loopback, so that CMD can send with
+#                             the client's source address (bind it) or with its
+#                             own. With IPv4 the server's namespace gets
+#                             rp_filter 0 (all, default, uetvsPID): a spoofed
+#                             client source arrives on the "wrong" interface: the
+#                             kernel's reverse-path check would drop it before
+#                             any socket saw it, which a real attacker on the
+#                             client's path would not meet. No forwarding: the
+#                             third namespace reaches the server only. Needs
+#                             namespaces (exit 2 on loopback); the capture
+#                             (UET_PINGPONG_CAPTURE) does not see its traffic.
 #   UET_PINGPONG_CAPTURE=FILE with namespaces: tcpdump writes the UDP packets on
 #                             the server's veth to FILE (pcap) during the run.
 #   UET_PINGPONG_TIMEOUT=S    each fi_pingpong runs under `timeout S` (default 120).
@@ -74,13 +102,15 @@
 # with loss, and "pingpong: client exit C, server exit S".
 #
 # Creates: two namespaces uet-a-PID / uet-b-PID (this shell's PID) with a veth
-# pair uetvaPID / uetvbPID and, with loss, the nft table inside uet-a-PID; a
-# temporary directory; the two fi_pingpong processes. All are removed on every
-# exit path (normal, failure, timeout, INT/TERM/HUP) by the trap: processes by
-# their own PIDs (each is `timeout`, which passes the signal on to its
-# fi_pingpong), namespaces (and with them the veth pair and the nft table) by
-# the names it chose. A SIGKILL of this script leaves the namespaces; the
-# fi_pingpong processes still end at their timeout.
+# pair uetvaPID / uetvbPID and, with loss, the nft table inside uet-a-PID; with
+# UET_PINGPONG_DURING_NS=third also uet-c-PID and the veth pair uetvsPID /
+# uetvtPID; a temporary directory; the two fi_pingpong processes (and CMD).
+# All are removed on every exit path (normal, failure, timeout, INT/TERM/HUP)
+# by the trap: processes by their own PIDs (each fi_pingpong runs under
+# `timeout`, which passes the signal on to it), namespaces (and with them the
+# veth pairs and the nft table) by the names it chose. A SIGKILL of this
+# script leaves the namespaces; the fi_pingpong processes still end at their
+# timeout.
 #
 # Exit status: the client's non-zero exit status (124: timed out), else the
 # server's, else 1 when a side did not print its result table, else 0;
@@ -143,6 +173,11 @@ read -r -a client_env <<<"${UET_PINGPONG_CLIENT_ENV:-}"
 for v in "${server_env[@]}" "${client_env[@]}"; do
   [[ "$v" == *=* ]] || die "UET_PINGPONG_SERVER_ENV / _CLIENT_ENV: '$v' is not VAR=value"
 done
+during_ns=${UET_PINGPONG_DURING_NS:-client}
+case "$during_ns" in
+  client | server | third) ;;
+  *) die "UET_PINGPONG_DURING_NS must be client, server or third" ;;
+esac
 capture=${UET_PINGPONG_CAPTURE:-}
 if [ -n "$capture" ]; then
   command -v tcpdump >/dev/null || die "UET_PINGPONG_CAPTURE needs tcpdump (apt-get install tcpdump)"
@@ -150,24 +185,37 @@ fi
 
 # Addresses from 198.18.0.0/15 (RFC 2544, network benchmarking) and
 # 2001:db8::/32 (documentation), used only inside the namespaces created here.
+# The third namespace's link to the server: 198.18.1.0/24, 2001:db8:2::/64.
 if [ -n "$ipv6" ]; then
   addr_a=2001:db8:1::1
   addr_b=2001:db8:1::2
+  net_ab=2001:db8:1::/64
+  addr_s=2001:db8:2::1
+  addr_c=2001:db8:2::2
   plen=64
+  host_plen=128
   lo_addr=::1
 else
   addr_a=198.18.0.1
   addr_b=198.18.0.2
+  net_ab=198.18.0.0/24
+  addr_s=198.18.1.1
+  addr_c=198.18.1.2
   plen=24
+  host_plen=32
   lo_addr=127.0.0.1
 fi
 ns_a="uet-a-$$"
 ns_b="uet-b-$$"
+ns_c="uet-c-$$"
 veth_a="uetva$$"
 veth_b="uetvb$$"
+veth_s="uetvs$$"
+veth_c="uetvt$$"
 oob_port=$((47592 + $$ % 1000))
 pids=()
 made_ns=0
+made_ns_c=0
 capture_pid=
 nft_done=1
 shown=0
@@ -231,6 +279,7 @@ cleanup() {
     ip netns del "$ns_a" 2>/dev/null || true
     ip netns del "$ns_b" 2>/dev/null || true
   fi
+  if ((made_ns_c)); then ip netns del "$ns_c" 2>/dev/null || true; fi
   rm -rf "$out"
   exit "$rc"
 }
@@ -239,10 +288,42 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 trap 'exit 129' HUP
 
+# add_third_ns: the third namespace beside the server (UET_PINGPONG_DURING_NS=third).
+add_third_ns() {
+  ip netns add "$ns_c"
+  made_ns_c=1
+  ip link add "$veth_s" netns "$ns_a" type veth peer name "$veth_c" netns "$ns_c"
+  ip -n "$ns_c" link set lo up
+  if [ -n "$ipv6" ]; then
+    for ns in "$ns_a" "$ns_c"; do ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=0; done
+    ip -n "$ns_a" addr add "$addr_s/$plen" dev "$veth_s" nodad
+    ip -n "$ns_c" addr add "$addr_c/$plen" dev "$veth_c" nodad
+    ip -n "$ns_c" addr add "$addr_b/$host_plen" dev lo nodad
+  else
+    ip -n "$ns_a" addr add "$addr_s/$plen" dev "$veth_s"
+    ip -n "$ns_c" addr add "$addr_c/$plen" dev "$veth_c"
+    ip -n "$ns_c" addr add "$addr_b/$host_plen" dev lo
+    # ARP from the third namespace asks with its own link address, never with
+    # the client's (which it holds on lo).
+    ip netns exec "$ns_c" sysctl -qw net.ipv4.conf.all.arp_announce=2
+    # The effective rp_filter of an interface is max(all, interface).
+    ip netns exec "$ns_a" sysctl -qw net.ipv4.conf.all.rp_filter=0 \
+      net.ipv4.conf.default.rp_filter=0 "net.ipv4.conf.$veth_s.rp_filter=0"
+  fi
+  ip -n "$ns_a" link set "$veth_s" up
+  ip -n "$ns_c" link set "$veth_c" up
+  ip -n "$ns_c" route add "$net_ab" via "$addr_s"
+  local rp="; rp_filter 0 in $ns_a"
+  [ -z "$ipv6" ] || rp=
+  echo "pingpong: third network namespace ($ns_c $addr_c, also holding $addr_b on lo <-> $ns_a $addr_s, veth$rp)"
+}
+
 run_a=()
 run_b=()
+run_c=()
 client_extra=()
 server_ip=
+client_ip=
 if [ -z "$loopback" ] && [ "$(id -u)" -eq 0 ] && ip netns add "$ns_a" 2>/dev/null; then
   made_ns=1
   ip netns add "$ns_b"
@@ -261,7 +342,13 @@ if [ -z "$loopback" ] && [ "$(id -u)" -eq 0 ] && ip netns add "$ns_a" 2>/dev/nul
   run_a=(ip netns exec "$ns_a" env FI_UET_ADDR="$addr_a" "${impair_env[@]}" "${server_env[@]}")
   run_b=(ip netns exec "$ns_b" env FI_UET_ADDR="$addr_b" "${impair_env[@]}" "${client_env[@]}")
   server_ip=$addr_a
+  client_ip=$addr_b
   echo "pingpong: two network namespaces ($ns_a $addr_a <-> $ns_b $addr_b, veth)"
+  if [ "$during_ns" = third ]; then
+    add_third_ns
+    run_c=(ip netns exec "$ns_c" env UET_PINGPONG_THIRD_NS="$ns_c" UET_PINGPONG_THIRD_ADDR="$addr_c"
+      UET_PINGPONG_THIRD_DEV="$veth_c")
+  fi
   if [ -n "$loss" ]; then
     # The provider sends UDP GSO batches; across veth a batch stays one skb up
     # to the receiving socket, so nft would drop whole batches. One segment per
@@ -277,10 +364,14 @@ else
   if [ -n "$loss" ]; then
     die "network namespaces not permitted here: loss (UET_PINGPONG_LOSS_PCT) is not supported on loopback"
   fi
+  if [ "$during_ns" = third ]; then
+    die "UET_PINGPONG_DURING_NS=third needs network namespaces (root, not UET_PINGPONG_LOOPBACK)"
+  fi
   # One host: the server keeps the UET port, the client takes an ephemeral one.
   run_a=(env FI_UET_ADDR="$lo_addr" FI_UET_PORT=4793 "${impair_env[@]}" "${server_env[@]}")
   run_b=(env FI_UET_ADDR="$lo_addr" FI_UET_PORT=0 "${impair_env[@]}" "${client_env[@]}")
   server_ip=$lo_addr
+  client_ip=$lo_addr
   if [ -n "$loopback" ]; then
     echo "pingpong: loopback ($lo_addr, UET_PINGPONG_LOOPBACK set)"
   else
@@ -337,7 +428,16 @@ client=$!
 pids+=("$client")
 during_pid=
 if [ -n "${UET_PINGPONG_DURING:-}" ]; then
-  "${run_b[@]}" bash -c "$UET_PINGPONG_DURING" >"$out/during" 2>&1 &
+  case "$during_ns" in
+    client) run_d=("${run_b[@]}") ;;
+    server) run_d=("${run_a[@]}") ;;
+    third) run_d=("${run_c[@]}") ;;
+  esac
+  ns_names=("" "")
+  ((made_ns)) && ns_names=("$ns_a" "$ns_b")
+  "${run_d[@]}" env UET_PINGPONG_SERVER_ADDR="$server_ip" UET_PINGPONG_CLIENT_ADDR="$client_ip" \
+    UET_PINGPONG_SERVER_NS="${ns_names[0]}" UET_PINGPONG_CLIENT_NS="${ns_names[1]}" \
+    bash -c "$UET_PINGPONG_DURING" >"$out/during" 2>&1 &
   during_pid=$!
   pids+=("$during_pid")
 fi

@@ -79,6 +79,7 @@ struct Sent {
   Bytes bytes;
   PdsHeader header;
   Bytes payload;  // what follows the PDS header (SES header / response bytes)
+  uint16_t ev = 0;  // entropy value (SendOnPath); `from` then carries that EV's port
 
   PdsType type() const { return PdsHeaderType(header); }
   template <typename T>
@@ -146,6 +147,15 @@ class CaptureSink : public PacketSink {
     }
     ++total;
     sent.push_back(std::move(s));
+  }
+
+  // EV `ev` sends from its own port: the FEP's port + 1000 + ev, as the
+  // provider's EV sockets do from ephemeral ones.
+  void SendOnPath(const FabricAddress& dst, std::span<const std::byte> packet,
+                  uint16_t ev) override {
+    Send(dst, packet);
+    sent.back().ev = ev;
+    sent.back().from.port = static_cast<uint16_t>(self_.port + 1000 + ev);
   }
 
   std::vector<Sent> Take() { return std::exchange(sent, {}); }

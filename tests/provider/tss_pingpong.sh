@@ -8,10 +8,27 @@
 #   2. The client has another key for the same SDI: its first send fails with a
 #      CQ error saying TSS is on and the peer cannot authenticate, within the
 #      retry limit (~2 s), never a hang; the server counted the refused packets.
-#   3. While a TSS transfer runs, an injector in the client's namespace sends
-#      the server the first 20000 datagrams of run 1b's capture again, plus a
-#      copy of each with one byte flipped, three times over: the transfer passes its data
-#      check, and the server's counters show the replays and forgeries refused.
+#   3. While a TSS transfer runs, a third namespace beside the server
+#      (scripts/pingpong.sh UET_PINGPONG_DURING_NS=third: its own veth pair to
+#      the server's namespace, which accepts spoofed sources) injects from
+#      run 1b's capture (the client's datagrams, the first 15000):
+#        a. the datagrams as captured, twice over, spoofed: from the client's
+#           address and port (the third namespace holds the client's address
+#           on its loopback), so the AAD matches and only the replay window
+#           can refuse them;
+#        b. crafted ones from its own address: a copy of each with one byte
+#           flipped, and a forged copy whose TSC counter is ahead of anything
+#           the client sent (passes the replay window, fails the tag).
+#      It starts once the server has received traffic (the server knows the
+#      client's SSI, so no replay can pass as new), sends 50000 datagrams/s
+#      (60000 in all) and checks that the transfer still runs after it.
+#      Expected: the transfer passes its data check; the server's
+#      in_late_pkts + in_replay_pkts grew by at least the spoofed replays,
+#      in_auth_fail_pkts by at least the forged copies, and its rejection
+#      counters together by at least every injected datagram, each less what
+#      the kernel dropped before the provider (UDP InErrors of the server's
+#      namespace, tx_dropped of the third veth; must stay under 10 %). Late
+#      spoofed replays prove that spoofed datagrams reached the provider.
 #
 #   4. uet-decode shows the capture of 1b as TSS packets (SDI, counter) and,
 #      given the key file (-k), the PDS/SES headers inside every one.
@@ -78,21 +95,100 @@ fi
 grep -q 'TSS is on' "$out" || { echo "tss_pingpong: FAIL: the CQ error does not name TSS" >&2; exit 1; }
 grep -q 'in_auth_fail_pkts=[1-9]' "$out" || { echo "tss_pingpong: FAIL: the server did not count auth failures" >&2; exit 1; }
 
-echo "== 3. replayed and forged packets injected into a running transfer"
+echo "== 3. a third namespace injects replayed and forged packets into a running transfer"
+# Run by pingpong.sh in the third namespace: inject.sh UET_INJECT CAPTURE.
+cat >"$tmp/inject.sh" <<'EOF'
+set -eu
+inject=$1
+capture=$2
+server=$UET_PINGPONG_SERVER_ADDR
+client=$UET_PINGPONG_CLIENT_ADDR
+third=$UET_PINGPONG_THIRD_ADDR
+# udp_stat NAME: a Udp counter of the server's namespace (/proc/net/snmp).
+udp_stat() {
+  ip netns exec "$UET_PINGPONG_SERVER_NS" awk -v name="$1" \
+    '$1 == "Udp:" { if (!n) { for (i = 2; i <= NF; i++) col[$i] = i; n = 1 } else print $col[name] }' \
+    /proc/net/snmp
+}
+tx_dropped() { cat "/sys/class/net/$UET_PINGPONG_THIRD_DEV/statistics/tx_dropped"; }
+# Wait until the transfer runs: the server has opened the client's packets,
+# so its replay window for the client's SSI is at the client's counters.
+for _ in $(seq 1 300); do
+  [ "$(udp_stat InDatagrams)" -ge 2000 ] && break
+  sleep 0.1
+done
+echo "inject: server UDP InDatagrams $(udp_stat InDatagrams) at the start"
+err0=$(udp_stat InErrors)
+drop0=$(tx_dropped)
+# a. spoofed replays; b. crafted from the third namespace's own address.
+"$inject" "$capture" "$server" 4793 --only-from "$client" --max 15000 \
+  --from "$client" --from-port 4793 --rounds 2 --rate 50000
+"$inject" "$capture" "$server" 4793 --only-from "$client" --max 15000 \
+  --from "$third" --no-replay --flip --forge --rate 50000
+# While the server drains its socket: what arrives now is the transfer's own
+# traffic (InDatagrams counts a datagram when it is queued to the socket).
+a=$(udp_stat InDatagrams)
+sleep 0.2
+echo "inject: transfer datagrams after the injection: $(($(udp_stat InDatagrams) - a)) in 0.2 s"
+err=$(($(udp_stat InErrors) - err0))
+drop=$(($(tx_dropped) - drop0))
+echo "inject: kernel drops $((err + drop)) (server UDP InErrors +$err, third veth tx_dropped +$drop)"
+EOF
 out=$tmp/inject.out
 FI_UET_TSS_KEY_FILE=$tmp/shared.key FI_LOG_LEVEL=info FI_LOG_SUBSYS=ep_data \
-  UET_PINGPONG_DURING="sleep 0.1; $inject $tmp/tss.pcap 198.18.0.1 4793 --only-to-port 4793 --max 20000 --flip --rounds 3" \
-  "$pingpong" "$prov_dir" -e rdm -I 30000 -S 4096 -c >"$out" 2>&1 || {
+  UET_PINGPONG_DURING_NS=third UET_PINGPONG_DURING="bash $tmp/inject.sh $inject $tmp/tss.pcap" \
+  "$pingpong" "$prov_dir" -e rdm -I 40000 -S 4096 -c >"$out" 2>&1 || {
   cat "$out"
   echo "tss_pingpong: FAIL: the transfer did not survive the injection" >&2
   exit 1
 }
-grep -E 'uet-inject|TSS SDI|client exit' "$out" | cut -c1-300
-grep -q 'uet-inject: sent [1-9]' "$out" || { echo "tss_pingpong: FAIL: nothing injected" >&2; exit 1; }
-server_tss=$(grep 'port 4793 TSS SDI' "$out" | tail -1)
-for c in in_auth_fail_pkts 'in_(replay|late)_pkts'; do
-  echo "$server_tss" | grep -Eq "$c=[1-9]" || { echo "tss_pingpong: FAIL: server counted no $c" >&2; exit 1; }
-done
+grep -E '^pingpong: (two|third)|uet-inject|^inject:|TSS SDI|client exit' "$out" | cut -c1-300
+fail3() {
+  echo "tss_pingpong: FAIL: $*" >&2
+  exit 1
+}
+# What each injector sent: "uet-inject: sent S datagrams (R replayed, F flipped,
+# G forged) to IP:PORT from SRC:PORT"; sent SRC WHAT.
+sent() { grep "^uet-inject: sent .* from $1\$" "$out" | grep -o "[0-9]* $2" | cut -d' ' -f1 || true; }
+client_ip=$(sed -n 's/^pingpong: two network namespaces (.* <-> [^ ]* \([^ ]*\), veth)$/\1/p' "$out")
+third_ip=$(sed -n 's/^pingpong: third network namespace ([^ ]* \([^ ]*\), .*/\1/p' "$out")
+spoofed=$(sent "$client_ip:4793" replayed)
+flipped=$(sent "$third_ip:0" flipped)
+forged=$(sent "$third_ip:0" forged)
+drops=$(sed -n 's/^inject: kernel drops \([0-9]*\) .*/\1/p' "$out")
+after=$(sed -n 's/^inject: transfer datagrams after the injection: \([0-9]*\) .*/\1/p' "$out")
+[ -n "$spoofed" ] && [ -n "$flipped" ] && [ -n "$forged" ] && [ -n "$drops" ] && [ -n "$after" ] ||
+  fail3 "the injection did not report what it sent"
+((spoofed > 0 && flipped > 0 && forged > 0)) || fail3 "nothing injected"
+((after > 0)) ||
+  fail3 "the transfer ended before the injection did: not injected into a running transfer"
+injected=$((spoofed + flipped + forged))
+((drops * 10 < injected)) ||
+  fail3 "the kernel dropped $drops of $injected injected datagrams: the counts would say little"
+# The server's counters, from its endpoint's close line (its part of the output).
+server_tss=$(sed -n '/^--- server/,/^pingpong:/p' "$out" | grep 'port 4793 TSS SDI' | tail -1 || true)
+[ -n "$server_tss" ] || fail3 "no TSS counters from the server"
+# count NAME: the server's counter NAME (0 when not listed: the line lists the non-zero ones).
+count() {
+  echo "$server_tss" | awk -v name="$1" '
+    { for (i = 1; i <= NF; i++) if (index($i, name "=") == 1) n += substr($i, length(name) + 2) }
+    END { print n + 0 }'
+}
+late=$(($(count in_late_pkts) + $(count in_replay_pkts)))
+auth_fail=$(count in_auth_fail_pkts)
+refused=$((late + auth_fail + $(count in_invalid) + $(count in_invalid_sa) + $(count in_errored_pkts) +
+  $(count in_rx_encryption_bypass_pkts)))
+echo "tss_pingpong: injected $spoofed spoofed replays, $flipped flipped, $forged forged; the kernel dropped $drops"
+echo "tss_pingpong: server refused $refused (>= $((injected - drops))): late+replay $late" \
+  "(>= $((spoofed - drops))), auth_fail $auth_fail (>= $((forged - drops)))"
+# Spoofed replays outnumber the flipped copies (the only other late ones), so
+# this fails when the kernel kept the spoofed ones from the provider.
+((late >= spoofed - drops)) ||
+  fail3 "spoofed replays did not reach the server's replay check ($late late/replay < $spoofed - $drops)"
+((auth_fail >= forged - drops)) ||
+  fail3 "forged datagrams did not all fail authentication ($auth_fail < $forged - $drops)"
+((refused >= injected - drops)) ||
+  fail3 "the server refused $refused of $injected injected datagrams (kernel dropped $drops)"
 
 echo "== 4. uet-decode on the TSS capture, without and with the key file"
 "$decode" "$tmp/tss.pcap" >"$tmp/enc.txt" 2>"$tmp/enc.err" || true

@@ -1,0 +1,59 @@
+#include "pds/entropy.h"
+
+#include <algorithm>
+
+namespace uet::pds {
+
+EntropySelector::EntropySelector(uint16_t count, uint32_t penalty_sends)
+    : count_(std::clamp<uint16_t>(count, 1, kMaxEvs)),
+      // Default: four rounds over the EVs before a bad one is tried again.
+      penalty_sends_(penalty_sends != 0 ? penalty_sends : 4u * count_),
+      penalty_until_(count_, 0) {}
+
+uint16_t EntropySelector::Next() {
+  ++sends_;
+  if (count_ == 1) return 0;
+  while (!recycled_.empty()) {
+    const uint16_t ev = recycled_.front();
+    recycled_.pop_front();
+    if (!Penalized(ev)) {
+      ++counters_.recycled;
+      return ev;
+    }
+  }
+  for (uint16_t i = 0; i < count_; ++i) {
+    const uint16_t ev = cursor_;
+    cursor_ = static_cast<uint16_t>((cursor_ + 1) % count_);
+    if (!Penalized(ev)) {
+      ++counters_.explored;
+      return ev;
+    }
+  }
+  ++counters_.all_penalized;  // every path looks bad: spread anyway
+  const uint16_t ev = cursor_;
+  cursor_ = static_cast<uint16_t>((cursor_ + 1) % count_);
+  return ev;
+}
+
+void EntropySelector::OnDelivered(uint16_t ev, bool ecn_marked) {
+  if (count_ == 1 || ev >= count_) return;
+  if (ecn_marked) {
+    ++counters_.marked;
+    Penalize(ev);
+    return;
+  }
+  if (!Penalized(ev) && recycled_.size() < count_) recycled_.push_back(ev);
+}
+
+void EntropySelector::OnLost(uint16_t ev) {
+  if (count_ == 1 || ev >= count_) return;
+  ++counters_.lost;
+  Penalize(ev);
+}
+
+void EntropySelector::Penalize(uint16_t ev) {
+  penalty_until_[ev] = sends_ + penalty_sends_;
+  std::erase(recycled_, ev);
+}
+
+}  // namespace uet::pds

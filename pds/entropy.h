@@ -1,0 +1,60 @@
+// The entropy value (EV) of each request packet of one PDC direction:
+// multipath spraying (protocol-facts §1.1 "Entropy value", §4; spec-notes/pds.md
+// "Entropy and spraying").
+//
+// In UDP mode the EV is the UDP source port: the provider owns one send socket
+// per EV, and ECMP hashing in the network spreads the EVs over the paths. EV 0
+// is the FEP's own socket: SYN packets and every ACK, NACK and control packet
+// use it, so a target learns the initiator's FEP address from the SYN.
+//
+// The choice is REPS-like (recycled entropy, the idea in the facts file): an EV
+// whose packet was acknowledged without an ECN mark goes back into a FIFO of
+// known-good EVs, which the next packets use first; with none known, the EVs
+// are explored round-robin. An EV whose packet came back ECN-marked (ACK flag
+// M) or had to be resent (lost, trimmed, timed out) is set aside for
+// `penalty_sends` packets. Sans-I/O and deterministic: no clock, no randomness.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace uet::pds {
+
+struct EntropyCounters {
+  uint64_t recycled = 0;    // packets sent on a known-good EV
+  uint64_t explored = 0;    // packets sent on the next EV round-robin
+  uint64_t marked = 0;      // ECN-marked ACKs attributed to an EV
+  uint64_t lost = 0;        // resends attributed to an EV
+  uint64_t all_penalized = 0;  // sends while every EV was set aside
+};
+
+class EntropySelector {
+ public:
+  static constexpr uint16_t kMaxEvs = 256;
+  // `count` EVs, 1..kMaxEvs (1: single path, always EV 0).
+  explicit EntropySelector(uint16_t count, uint32_t penalty_sends = 0);
+
+  uint16_t count() const { return count_; }
+  // The EV of the next request packet.
+  uint16_t Next();
+  // A packet sent with `ev` was acknowledged; `ecn_marked`: its ACK said M.
+  void OnDelivered(uint16_t ev, bool ecn_marked);
+  // A packet sent with `ev` is being resent (it or its ACK was lost).
+  void OnLost(uint16_t ev);
+  bool Penalized(uint16_t ev) const { return ev < count_ && penalty_until_[ev] > sends_; }
+  const EntropyCounters& counters() const { return counters_; }
+
+ private:
+  void Penalize(uint16_t ev);
+
+  uint16_t count_;
+  uint32_t penalty_sends_;
+  uint64_t sends_ = 0;
+  uint16_t cursor_ = 0;
+  std::deque<uint16_t> recycled_;        // at most count_ entries
+  std::vector<uint64_t> penalty_until_;  // by EV: set aside while sends_ < this
+  EntropyCounters counters_;
+};
+
+}  // namespace uet::pds

@@ -1,0 +1,88 @@
+// pds::EntropySelector: REPS-like choice of each packet's entropy value
+// (pds/entropy.h).
+#include "pds/entropy.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+namespace uet::pds {
+namespace {
+
+TEST(EntropySelector, OnePathAlwaysUsesEvZero) {
+  EntropySelector s(1);
+  for (int i = 0; i < 10; ++i) EXPECT_EQ(s.Next(), 0);
+  s.OnLost(0);
+  EXPECT_EQ(s.Next(), 0);
+}
+
+TEST(EntropySelector, ExploresEveryEvRoundRobinWithoutFeedback) {
+  EntropySelector s(8);
+  std::set<uint16_t> seen;
+  for (int i = 0; i < 8; ++i) seen.insert(s.Next());
+  EXPECT_EQ(seen.size(), 8u);
+  EXPECT_EQ(s.counters().explored, 8u);
+}
+
+TEST(EntropySelector, CleanAcksRecycleTheirEvsFirst) {
+  EntropySelector s(8);
+  for (int i = 0; i < 8; ++i) s.Next();
+  s.OnDelivered(5, false);
+  s.OnDelivered(2, false);
+  EXPECT_EQ(s.Next(), 5);
+  EXPECT_EQ(s.Next(), 2);
+  EXPECT_EQ(s.counters().recycled, 2u);
+}
+
+TEST(EntropySelector, MarkedOrLostEvsAreSetAsideForThePenaltyThenTriedAgain) {
+  EntropySelector s(4, /*penalty_sends=*/20);
+  s.OnDelivered(1, true);  // ECN-marked
+  s.OnLost(3);
+  std::map<uint16_t, int> uses;
+  for (int i = 0; i < 19; ++i) ++uses[s.Next()];
+  EXPECT_EQ(uses.count(1), 0u);
+  EXPECT_EQ(uses.count(3), 0u);
+  EXPECT_GT(uses[0], 0);
+  EXPECT_GT(uses[2], 0);
+  std::set<uint16_t> later;
+  for (int i = 0; i < 8; ++i) later.insert(s.Next());
+  EXPECT_TRUE(later.contains(1));
+  EXPECT_TRUE(later.contains(3));
+  EXPECT_EQ(s.counters().marked, 1u);
+  EXPECT_EQ(s.counters().lost, 1u);
+}
+
+TEST(EntropySelector, AMarkedEvLeavesTheRecycleQueue) {
+  EntropySelector s(4, 100);
+  s.OnDelivered(2, false);
+  s.OnDelivered(2, true);
+  EXPECT_NE(s.Next(), 2);
+}
+
+TEST(EntropySelector, WithEveryEvPenalizedItStillSpreads) {
+  EntropySelector s(3, 1000);
+  for (uint16_t ev = 0; ev < 3; ++ev) s.OnLost(ev);
+  std::set<uint16_t> seen;
+  for (int i = 0; i < 3; ++i) seen.insert(s.Next());
+  EXPECT_EQ(seen.size(), 3u);
+  EXPECT_EQ(s.counters().all_penalized, 3u);
+}
+
+TEST(EntropySelector, ASteadilyMarkedPathCarriesLittle) {
+  // Two paths: EVs 0..7 on path A (clean), 8..15 on path B (every packet
+  // marked). Feedback arrives one packet later.
+  EntropySelector s(16);
+  int on_b = 0;
+  const int n = 4000;
+  for (int i = 0; i < n; ++i) {
+    const uint16_t ev = s.Next();
+    const bool b = ev >= 8;
+    on_b += b;
+    s.OnDelivered(ev, b);
+  }
+  EXPECT_LT(on_b, n / 10) << "path B's share should fall well below half";
+}
+
+}  // namespace
+}  // namespace uet::pds
