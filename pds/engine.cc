@@ -162,10 +162,9 @@ Result<std::unique_ptr<SenderHalf>> Engine::MakeSender(Psn start_psn) const {
   UET_ASSIGN_OR_RETURN(RtoEstimator rto, RtoEstimator::Create(config_.rto));
   UET_ASSIGN_OR_RETURN(std::unique_ptr<cc::Controller> controller,
                        cc::MakeController(config_.cc_name, config_.cc));
-  auto tx = std::make_unique<SenderHalf>(start_psn, std::move(window), std::move(rto),
-                                         std::move(controller));
-  tx->entropy = EntropySelector(config_.entropy_count);
-  return tx;
+  return std::make_unique<SenderHalf>(start_psn, std::move(window), std::move(rto),
+                                      std::move(controller),
+                                      EntropySelector(config_.entropy_count));
 }
 
 Result<std::unique_ptr<ReceiverHalf>> Engine::MakeReceiver(Psn start_psn) const {

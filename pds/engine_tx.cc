@@ -195,17 +195,18 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
     if (psn > tx.highest_acked) tx.highest_acked = psn;
     SentPacket& s = tx.slot(psn);
     if (!s.used) return;
-    // RTT samples only from the PSN that triggered the ACK (ACK_PSN), never
+    // The PSN that triggered the ACK (ACK_PSN) is the only one with a known
+    // arrival time and ECN state (flag M). RTT samples only from it, never
     // retransmitted (Karn): a PSN acked later, cumulatively or by SACK, may
     // have waited for a gap (ROD reorder buffer) or an ACK trigger.
-    if (info.ack_psn && psn == *info.ack_psn && !s.retransmitted) {
+    const bool trigger = info.ack_psn && psn == *info.ack_psn;
+    if (trigger && !s.retransmitted) {
       tx.rto.OnAck(s.sent_at, now, false);
       rtt = now - s.sent_at;
     }
-    // Only the packet that triggered the ACK has a known ECN state (flag M);
-    // the others it covers cumulatively may have been marked too, so their
-    // EVs are not recycled as clean.
-    if (info.ack_psn && psn == *info.ack_psn) tx.entropy.OnDelivered(s.ev, ack.m);
+    // Packets covered cumulatively may have been marked too: their EVs are
+    // not recycled as clean.
+    if (trigger) tx.entropy.OnDelivered(s.ev, ack.m);
     acked_bytes += s.bytes;
     ++acked_packets;
     tx.bytes_in_flight -= s.bytes;
@@ -213,7 +214,7 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
       close_acked = true;
     } else {
       Done d{s.token, pdc.peer, pdc.local, NextHeader::kNone, {}};
-      if (has_response && info.ack_psn && psn == *info.ack_psn) {
+      if (has_response && trigger) {
         d.response_hdr = ack.next_hdr;
         d.response.assign(response.begin(), response.end());
       }

@@ -59,7 +59,7 @@ struct QueuedPacket {
 class SenderHalf {
  public:
   SenderHalf(Psn start_psn, SendWindow window, RtoEstimator rto,
-             std::unique_ptr<cc::Controller> controller);
+             std::unique_ptr<cc::Controller> controller, EntropySelector entropy);
 
   SendWindow window;
   RtoEstimator rto;
@@ -76,7 +76,7 @@ class SenderHalf {
   std::optional<TimePoint> last_goback_at;
   std::deque<QueuedPacket> queue;  // waiting for window space
   std::unique_ptr<cc::Controller> cc;  // never null
-  EntropySelector entropy{1};          // EngineConfig::entropy_count
+  EntropySelector entropy;             // EngineConfig::entropy_count
   // The highest PSN whose ACK asked for a clear (REQ = CLEAR): a CLEAR goes
   // out once everything up to it is acked.
   std::optional<Psn> clear_wanted;

@@ -67,13 +67,8 @@ absl::StatusOr<std::unique_ptr<PacketSecurity>> PacketSecurity::Create(
         "TSS needs a specific local address (the AAD holds both addresses), not ",
         setup.local.ToString(), ": set FI_UET_ADDR"));
   }
-  std::optional<tss::KeyFileDb> read;  // only when LoadKeys did not run
-  if (!setup.db) {
-    absl::StatusOr<tss::KeyFileDb> loaded = tss::KeyFileDb::Load(setup.key_file);
-    if (!loaded.ok()) return loaded.status();
-    read = std::move(*loaded);
-  }
-  const tss::KeyFileDb& db = setup.db ? *setup.db : *read;
+  if (!setup.db) return absl::FailedPreconditionError("TSS: LoadKeys before Create");
+  const tss::KeyFileDb& db = *setup.db;
   absl::StatusOr<const tss::SdRecord*> selected = SelectSd(db, setup);
   if (!selected.ok()) return selected.status();
   const tss::SdRecord* record = *selected;

@@ -71,7 +71,7 @@ struct SecuritySetup {
   uint16_t port = 0;               // bound UDP port
   uint64_t first_counter = 0;      // the caller's clock (microseconds), mod 2^48
   uint64_t auth_fail_latch = 0;    // FI_UET_TSS_AUTH_FAIL_LATCH (0: never latch)
-  // The key file as PacketSecurity::LoadKeys read it (Create reads it if unset).
+  // The key file as PacketSecurity::LoadKeys read it (Create needs it).
   std::optional<tss::KeyFileDb> db;
 };
 
@@ -86,7 +86,7 @@ class PacketSecurity {
   static absl::StatusOr<std::unique_ptr<PacketSecurity>> Create(const SecuritySetup& setup);
   // Reads the key file into setup.db and returns the JobID of the secure
   // domain `setup` selects (the SES endpoint accepts only it: the SD's JobID
-  // binding). Create then uses setup.db instead of reading the file again.
+  // binding). Create then builds the SD from setup.db.
   static absl::StatusOr<JobId> LoadKeys(SecuritySetup& setup);
 
   // The sealed datagram for `packet` to `dst`, valid until the next Seal;

@@ -48,6 +48,11 @@ Progress::~Progress() {
                io_->local_port(), io_->backend_name(), ULL(s.sent), ULL(s.received),
                ULL(s.send_errors), ULL(s.truncated), ULL(s.gso_sends), ULL(s.gro_receives),
                ULL(s.impair_dropped), ULL(s.impair_duplicated), ULL(s.impair_reordered));
+  if (ev_sockets_.count() > 1) {
+    UET_LOG_INFO(FI_LOG_EP_DATA, "uet: endpoint port %u: %u EVs, sprayed %llu, send errors %llu\n",
+                 io_->local_port(), ev_sockets_.count(), ULL(ev_sockets_.sent()),
+                 ULL(ev_sockets_.send_errors()));
+  }
   // And what PDS did about it: the non-zero engine and PDC counters.
   if (!ses_) return;
   std::string pds;
@@ -167,10 +172,8 @@ void Progress::Send(const FabricAddress& dst, std::span<const std::byte> packet)
 
 void Progress::SendOnPath(const FabricAddress& dst, std::span<const std::byte> packet,
                           uint16_t ev) {
-  if (ev >= ev_sockets_.count()) {  // unreachable: entropy_count = the pool's size
-    Send(dst, packet);
-    return;
-  }
+  // An EV outside the pool (none: entropy_count is its size) is counted as a
+  // send error by EvSockets::Send.
   if (std::optional<std::span<const std::byte>> wire = Wire(dst, packet)) {
     ev_sockets_.Send(ev, dst.ip, dst.port, *wire);
   }

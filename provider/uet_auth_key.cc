@@ -1,7 +1,5 @@
 #include "provider/uet_auth_key.h"
 
-#include <cstring>
-
 #include "provider/uet_prov.h"
 
 namespace uet::prov {
@@ -11,8 +9,8 @@ size_t OfferedAuthKeySize() { return Params().tss_key_file.empty() ? 0 : kAuthKe
 int ParseAuthKey(const char* where, const uint8_t* key, size_t size,
                  std::optional<uint32_t>* sdi) {
   sdi->reset();
-  // fi_getinfo reports the size it takes with a null key: no key.
-  if (key == nullptr) return FI_SUCCESS;
+  const AuthKeyBytes k = ReadAuthKeyBytes(key, size);
+  if (k.form == AuthKeyBytes::kNone) return FI_SUCCESS;
   if (Params().tss_key_file.empty()) {
     UET_LOG_WARN(FI_LOG_CORE,
                  "uet: %s->auth_key: an auth_key names a TSS secure domain, and TSS is off: "
@@ -20,22 +18,20 @@ int ParseAuthKey(const char* where, const uint8_t* key, size_t size,
                  where);
     return -FI_EINVAL;
   }
-  if (size != kAuthKeySize) {
+  if (k.form == AuthKeyBytes::kBadSize) {
     UET_LOG_WARN(FI_LOG_CORE,
                  "uet: %s->auth_key: %zu bytes; uet's auth_key is the SDI, a uint32_t "
                  "(%zu bytes)\n",
                  where, size, kAuthKeySize);
     return -FI_EINVAL;
   }
-  uint32_t v = 0;
-  std::memcpy(&v, key, sizeof v);
-  if (v > 0xFFFFFF) {
+  if (k.form == AuthKeyBytes::kBadSdi) {
     UET_LOG_WARN(FI_LOG_CORE,
                  "uet: %s->auth_key: SDI %u is not a 24-bit secure domain ID (0..%u)\n", where,
-                 v, 0xFFFFFFu);
+                 k.sdi, 0xFFFFFFu);
     return -FI_EINVAL;
   }
-  *sdi = v;
+  *sdi = k.sdi;
   return FI_SUCCESS;
 }
 

@@ -11,11 +11,26 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 
 namespace uet::prov {
 
 inline constexpr size_t kAuthKeySize = sizeof(uint32_t);
+
+// What an auth_key's bytes say, before any policy (TSS on or off). fi_getinfo
+// reports the size it takes with a null key: a null key is no key.
+struct AuthKeyBytes {
+  enum Form { kNone, kSdi, kBadSize, kBadSdi } form = kNone;
+  uint32_t sdi = 0;  // kSdi; the wide value for kBadSdi
+};
+inline AuthKeyBytes ReadAuthKeyBytes(const uint8_t* key, size_t size) {
+  if (key == nullptr) return {};
+  if (size != kAuthKeySize) return {AuthKeyBytes::kBadSize, 0};
+  uint32_t v = 0;
+  std::memcpy(&v, key, sizeof v);
+  return {v > 0xFFFFFF ? AuthKeyBytes::kBadSdi : AuthKeyBytes::kSdi, v};
+}
 
 // What fi_getinfo offers as auth_key_size: kAuthKeySize with TSS on, else 0
 // (a provider without job security takes no key).

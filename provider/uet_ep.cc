@@ -166,18 +166,12 @@ int FiErrorOfSecurity(const absl::Status& s) {
 // The SDI the application's auth_key names: the endpoint's, else its
 // domain's (both checked when they were opened); none without either.
 std::optional<uint32_t> AuthKeySdi(const Endpoint& ep) {
-  std::optional<uint32_t> sdi;
-  if (ep.info->ep_attr != nullptr &&
-      ParseAuthKey("fi_enable: ep_attr", ep.info->ep_attr->auth_key,
-                   ep.info->ep_attr->auth_key_size, &sdi) == FI_SUCCESS &&
-      sdi) {
-    return sdi;
-  }
-  const fi_info* di = ep.domain->info;
-  if (di != nullptr && di->domain_attr != nullptr &&
-      ParseAuthKey("fi_enable: domain_attr", di->domain_attr->auth_key,
-                   di->domain_attr->auth_key_size, &sdi) == FI_SUCCESS) {
-    return sdi;
+  const fi_ep_attr* ea = ep.info->ep_attr;
+  const fi_domain_attr* da = ep.domain->info ? ep.domain->info->domain_attr : nullptr;
+  for (const AuthKeyBytes& k :
+       {ea ? ReadAuthKeyBytes(ea->auth_key, ea->auth_key_size) : AuthKeyBytes{},
+        da ? ReadAuthKeyBytes(da->auth_key, da->auth_key_size) : AuthKeyBytes{}}) {
+    if (k.form == AuthKeyBytes::kSdi) return k.sdi;
   }
   return std::nullopt;
 }

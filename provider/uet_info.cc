@@ -301,14 +301,16 @@ bool MatchSize(const char* field, size_t hint, size_t offer, const Rejector& rej
 // matched against the offer (0 with TSS off) already.
 bool CopyAuthKey(const char* where, const uint8_t* key, size_t size, uint8_t** out_key,
                  size_t* out_size, const Rejector& reject) {
-  if (key == nullptr) return true;  // a size alone asks for nothing
-  if (size != kAuthKeySize) {
-    return reject("%s->auth_key: %zu bytes; uet's auth_key is a TSS SDI, a uint32_t", where,
-                  size);
+  const AuthKeyBytes k = ReadAuthKeyBytes(key, size);
+  switch (k.form) {
+    case AuthKeyBytes::kNone: return true;  // a size alone asks for nothing
+    case AuthKeyBytes::kBadSize:
+      return reject("%s->auth_key: %zu bytes; uet's auth_key is a TSS SDI, a uint32_t", where,
+                    size);
+    case AuthKeyBytes::kBadSdi:
+      return reject("%s->auth_key: SDI %u is not 24 bits", where, k.sdi);
+    case AuthKeyBytes::kSdi: break;
   }
-  uint32_t sdi = 0;
-  std::memcpy(&sdi, key, sizeof sdi);
-  if (sdi > 0xFFFFFF) return reject("%s->auth_key: SDI %u is not 24 bits", where, sdi);
   *out_key = static_cast<uint8_t*>(std::malloc(size));
   if (*out_key == nullptr) return reject("%s->auth_key: out of memory", where);
   std::memcpy(*out_key, key, size);

@@ -35,6 +35,8 @@ class StartPsnTest : public EngineTest {
     }
     return out;
   }
+  // The pointers point into v: a temporary would leave them dangling.
+  static std::vector<const Nack*> NacksOf(std::vector<Sent>&& v, NackCode code) = delete;
 };
 
 TEST_F(StartPsnTest, FirstBurstIsChallengedThenRenumberedFromTheMintedStartAndDelivered) {
@@ -119,7 +121,8 @@ TEST_F(StartPsnTest, ReplayedEstablishmentPacketsNeverOpenAPdcAtARestartedTarget
   for (const Sent& s : recorded) Deliver(s);
   EXPECT_EQ(B().pdc_count(), 0u);
   EXPECT_EQ(del_b_.RequestTokens().size(), 2u);  // the two of before, no more
-  std::vector<const Nack*> nacks = NacksOf(TakeB(), NackCode::kNewStartPsn);
+  std::vector<Sent> answers = TakeB();
+  std::vector<const Nack*> nacks = NacksOf(answers, NackCode::kNewStartPsn);
   EXPECT_EQ(nacks.size(), recorded.size());
   for (const Sent& s : recorded) {
     for (const Nack* n : nacks) EXPECT_NE(Psn(n->payload), StartOf(s));
