@@ -104,8 +104,45 @@ void Progress::Run() {
   });
   if (security_ && security_->refused() != tss_refused_reported_) ReportTssRefusals(now);
   if (now >= ses_->NextDeadline()) ses_->OnTimer(now);
+  if (hmem_ != nullptr && hmem_->busy()) hmem_->Poll();
   if (ep_.type == FI_EP_MSG) CmOnTimer(ep_, now.since_epoch.count());
   io_->Flush();
+}
+
+TimePoint Progress::NextDeadline() const {
+  return HasDeviceWork() ? Now() : ses_->NextDeadline();
+}
+
+hmem::EndpointHmem& Progress::hmem() {
+  if (hmem_ == nullptr) hmem_ = std::make_unique<hmem::EndpointHmem>(HmemConfigFromParams(), *this);
+  return *hmem_;
+}
+
+void Progress::OnSourceReady(uint64_t id, size_t bytes) {
+  // NotFound: the op already ended (SES failed it early); nothing waits.
+  (void)ses_->SourceReady(Now(), id, bytes);
+}
+
+void Progress::OnSourceFailed(uint64_t id, hmem::CUresult r) {
+  auto it = ops_.find(id);
+  if (it != ops_.end() && it->second.device != nullptr) {
+    it->second.device->error = "copying the source from device memory failed: " +
+                               hmem::CudaDriver::Get().ErrorText(r);
+  }
+  (void)ses_->SourceFailed(Now(), id, Error::Invalid("hmem", "device copy (CUresult)", ULL(r)));
+}
+
+void Progress::OnCopyInDone(uint64_t id, hmem::CUresult r) {
+  auto it = ops_.find(id);
+  if (it == ops_.end() || it->second.device == nullptr || !it->second.device->held) return;
+  ses::Completion c = *it->second.device->held;
+  if (r != hmem::kCudaSuccess) {
+    c.status = ses::CompletionStatus::kLocalError;
+    c.local_error = Error::Invalid("hmem", "device copy (CUresult)", ULL(r));
+    it->second.device->error = "copying the data into device memory failed: " +
+                               hmem::CudaDriver::Get().ErrorText(r);
+  }
+  Report(it, c);
 }
 
 void Progress::ReportTssRefusals(TimePoint now) {
@@ -224,6 +261,26 @@ void Progress::OnCompletion(const ses::Completion& c) {
   }
   auto it = ops_.find(c.context);
   if (it == ops_.end()) return;
+  if (OpRecord& op = it->second; op.device != nullptr && op.device->dir ==
+                                     hmem::OpDevice::Dir::kIn &&
+      (c.status == ses::CompletionStatus::kOk || c.status == ses::CompletionStatus::kTruncated)) {
+    // The data is in the bounce buffer: to the device before the completion.
+    hmem::CUresult r = hmem::kCudaSuccess;
+    if (hmem().CompleteIn(c.context, *op.device, c.length, &r) ==
+        hmem::EndpointHmem::InResult::kHeld) {
+      op.device->held = c;
+      return;
+    }
+    if (r != hmem::kCudaSuccess) {
+      op.device->held = c;
+      OnCopyInDone(c.context, r);
+      return;
+    }
+  }
+  Report(it, c);
+}
+
+void Progress::Report(std::map<uint64_t, OpRecord>::iterator it, const ses::Completion& c) {
   OpRecord& op = it->second;
   if (Cntr* counter = CounterFor(op.flags)) counter->Add(c.status == ses::CompletionStatus::kOk);
   Cq* cq = op.tx ? ep_.tx_cq : ep_.rx_cq;
@@ -262,6 +319,7 @@ void Progress::OnCompletion(const ses::Completion& c) {
                            : static_cast<int>(c.transport.last_nack_code);
     e.src = src;
     e.text = c.Describe();
+    if (op.device != nullptr && !op.device->error.empty()) e.text += "; " + op.device->error;
     if (security_ && c.status == ses::CompletionStatus::kTransportError) {
       // Receivers never answer what fails authentication: say what silence
       // most likely means when TSS is on.

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "pds/engine.h"
+#include "provider/hmem/ep_hmem.h"
 #include "provider/io/ev_sockets.h"
 #include "provider/io/packet_io.h"
 #include "provider/packet_security.h"
@@ -37,9 +38,14 @@ struct OpRecord {
   bool multi_recv = false;
   bool tagged = false;
   std::vector<std::byte> owned;  // injected data
+  // Device memory (FI_HMEM): the bounce buffer SES sees and the copies
+  // between it and the device (provider/hmem/ep_hmem.h).
+  std::unique_ptr<hmem::OpDevice> device;
 };
 
-class Progress final : public pds::PacketSink, public ses::EndpointEvents {
+class Progress final : public pds::PacketSink,
+                       public ses::EndpointEvents,
+                       public hmem::HmemEvents {
  public:
   // ev_first_port: the source port of EV 1 (the next EVs count up from it), or
   // 0 for ephemeral ports (EvSockets::Open).
@@ -48,8 +54,15 @@ class Progress final : public pds::PacketSink, public ses::EndpointEvents {
                                                   uint16_t ev_first_port = 0);
   ~Progress() override;
 
-  // One pass: receive what waits, run due timers, send what is queued.
+  // One pass: receive what waits, run due timers, poll device copies, send
+  // what is queued.
   void Run();
+  // When Run must next be called: the SES deadline, or now while device
+  // copies are in flight (their events are polled, never waited for).
+  TimePoint NextDeadline() const;
+  bool HasDeviceWork() const { return hmem_ != nullptr && hmem_->busy(); }
+  // The endpoint's device-memory staging, made on first use.
+  hmem::EndpointHmem& hmem();
   // Sends what the last operations queued.
   void Flush() { io_->Flush(); }
   TimePoint Now() const;
@@ -74,6 +87,10 @@ class Progress final : public pds::PacketSink, public ses::EndpointEvents {
   // Registers an operation; its id is the SES context.
   uint64_t AddOp(OpRecord op);
   void DropOp(uint64_t id) { ops_.erase(id); }
+  OpRecord* FindOp(uint64_t id) {
+    auto it = ops_.find(id);
+    return it == ops_.end() ? nullptr : &it->second;
+  }
   // The bytes an injected send owns (valid until its completion).
   std::span<const std::byte> OwnedBytes(uint64_t id) const { return ops_.at(id).owned; }
   // The id of the posted receive with this user context, 0 if none.
@@ -93,6 +110,12 @@ class Progress final : public pds::PacketSink, public ses::EndpointEvents {
   void OnCompletion(const ses::Completion& c) override;
   // The target side of a write with remote CQ data: a receive-CQ entry.
   void OnRemoteWrite(const ses::Completion& c);
+  // The CQ entry (or error entry) and counter of op `it`, which then goes.
+  void Report(std::map<uint64_t, OpRecord>::iterator it, const ses::Completion& c);
+  // hmem::HmemEvents
+  void OnSourceReady(uint64_t id, size_t bytes) override;
+  void OnSourceFailed(uint64_t id, hmem::CUresult r) override;
+  void OnCopyInDone(uint64_t id, hmem::CUresult r) override;
   // The counter bound for an operation with these CQ flags, if any.
   Cntr* CounterFor(uint64_t flags) const;
 
@@ -109,6 +132,8 @@ class Progress final : public pds::PacketSink, public ses::EndpointEvents {
   uint64_t next_op_ = 1;
   std::map<uint64_t, OpRecord> ops_;
   uint64_t dropped_cm_ = 0;  // CM datagrams not for this endpoint (or malformed)
+  // Last member: destroyed first, waiting for copies into buffers ops_ holds.
+  std::unique_ptr<hmem::EndpointHmem> hmem_;
 };
 
 // The libfabric error code for a failed SES completion.

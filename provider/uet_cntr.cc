@@ -87,6 +87,7 @@ int CntrWait(struct fid_cntr* fid, uint64_t threshold, int timeout) {
   try {
     for (;;) {
       std::vector<pollfd> fds;
+      bool device_work = false;
       {
         std::lock_guard lock(c.domain->mu);
         Drive(c);
@@ -98,9 +99,12 @@ int CntrWait(struct fid_cntr* fid, uint64_t threshold, int timeout) {
         if (c.errors != errors_at_start) return -FI_EAVAIL;
         for (Endpoint* ep : c.endpoints) {
           if (ep->progress) fds.push_back(pollfd{ep->progress->fd(), POLLIN, 0});
+          if (ep->progress && ep->progress->HasDeviceWork()) device_work = true;
         }
       }
-      int wait_ms = 1;  // PDS timers need a pass at least this often
+      // PDS timers need a pass at least every millisecond; device copies in
+      // flight (FI_HMEM) are polled without sleeping.
+      int wait_ms = device_work ? 0 : 1;
       if (timeout >= 0) {
         const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
             std::chrono::steady_clock::now() - start);

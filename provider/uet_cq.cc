@@ -88,15 +88,19 @@ ssize_t CqSreadFrom(struct fid_cq* fid, void* buf, size_t count, fi_addr_t* src,
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     std::vector<struct pollfd> fds;
+    bool device_work = false;
     {
       std::lock_guard lock(cq.domain->mu);
       const ssize_t r = ReadLocked(cq, buf, count, src);
       if (r != -FI_EAGAIN) return r;
       for (Endpoint* ep : cq.endpoints) {
         if (ep->progress) fds.push_back({.fd = ep->progress->fd(), .events = POLLIN, .revents = 0});
+        if (ep->progress && ep->progress->HasDeviceWork()) device_work = true;
       }
     }
-    int wait_ms = 1;  // timers (RTO, ACK delay) need a pass at least this often
+    // Timers (RTO, ACK delay) need a pass at least every millisecond; device
+    // copies in flight (FI_HMEM) are polled without sleeping.
+    int wait_ms = device_work ? 0 : 1;
     if (timeout >= 0) {
       const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::steady_clock::now() - start);

@@ -64,7 +64,7 @@ void ProgressThread(Domain* d, int standby_ms) {
           // Out of memory in one pass: the next pass tries again.
         }
         fds.push_back(pollfd{ep->progress->fd(), POLLIN, 0});
-        const TimePoint due = ep->progress->ses().NextDeadline();
+        const TimePoint due = ep->progress->NextDeadline();
         if (due <= ep->progress->Now()) wait_ms = 0;
       }
     }

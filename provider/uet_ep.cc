@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "provider/hmem/hmem_ops.h"
 #include "provider/packet_security.h"
 #include "provider/progress.h"
 #include "provider/uet_auth_key.h"
@@ -408,6 +409,10 @@ int EpSetopt(fid_t fid, int level, int optname, const void* optval, size_t optle
   if (optname == FI_OPT_MIN_MULTI_RECV && optlen == sizeof(size_t)) {
     ep.min_multi_recv = *static_cast<const size_t*>(optval);
     return FI_SUCCESS;
+  }
+  if (optname == kOptCudaApiPermitted) {
+    std::lock_guard lock(ep.domain->mu);
+    return SetCudaApiPermitted(ep, optval, optlen);
   }
   return -FI_ENOPROTOOPT;
 }

@@ -15,12 +15,17 @@
 //   made, so every atomic is "injected" as far as its source buffers go; the
 //   result buffer is written before the completion.
 // - No remote CQ data and no atomics into tagged buffers (FI_TAGGED).
+// - No atomics on device memory (FI_HMEM): a local operand, compare or result
+//   buffer in CUDA memory is refused with -FI_EOPNOTSUPP (logged), and a
+//   target refuses atomics on its CUDA MRs with RC_OP_VIOLATION
+//   (spec-notes/hmem.md "Atomics").
 // - CQ flags: FI_ATOMIC|FI_WRITE (base), FI_ATOMIC|FI_READ (fetch, compare).
 #include <cstdio>
 #include <new>
 
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
+#include "provider/hmem/hmem_ops.h"
 #include "provider/progress.h"
 #include "provider/uet_ep_ops.h"
 #include "provider/uet_prov.h"
@@ -171,7 +176,40 @@ struct AtomicArgs {
   bool inject = false;  // fi_inject_atomic: no completion at all
 };
 
-ssize_t AtomicLocked(Endpoint& ep, const AtomicArgs& a, const char* call) {
+// The descriptors of an atomic's local buffers (FI_HMEM: refused when one
+// names device memory).
+struct Descs {
+  void* buf = nullptr;
+  void* result = nullptr;
+  void* compare = nullptr;
+};
+
+// -FI_EOPNOTSUPP (logged) when any local buffer of `a` is device memory.
+int RefuseDeviceBuffers(const Endpoint& ep, const AtomicArgs& a, size_t bytes, const Descs& d,
+                        const char* call) {
+  const struct {
+    const void* buf;
+    void* desc;
+    const char* what;
+  } bufs[] = {{a.buf, d.buf, "operand"}, {a.result, d.result, "result"},
+              {a.compare, d.compare, "compare"}};
+  for (const auto& b : bufs) {
+    if (b.buf == nullptr) continue;
+    std::optional<hmem::DeviceBuffer> dev;
+    if (const int rc = DeviceBufferOf(ep, b.buf, bytes, b.desc, call, &dev); rc != FI_SUCCESS) {
+      return rc;
+    }
+    if (dev) {
+      UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: the %s buffer is CUDA device memory (device %d): "
+                   "atomics on device memory are not supported (FI_HMEM covers sends, tagged "
+                   "sends and RMA)\n", call, b.what, dev->device);
+      return -FI_EOPNOTSUPP;
+    }
+  }
+  return FI_SUCCESS;
+}
+
+ssize_t AtomicLocked(Endpoint& ep, const AtomicArgs& a, const Descs& descs, const char* call) {
   if (!EpReady(ep, call)) return -FI_EOPBADSTATE;
   if (!(ep.info->caps & FI_ATOMIC)) {
     UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: the endpoint was opened without FI_ATOMIC\n", call);
@@ -224,6 +262,7 @@ ssize_t AtomicLocked(Endpoint& ep, const AtomicArgs& a, const char* call) {
                  static_cast<unsigned long long>(a.key));
     return -FI_EINVAL;
   }
+  if (const int rc = RefuseDeviceBuffers(ep, a, bytes, descs, call); rc != FI_SUCCESS) return rc;
   std::optional<EndpointAddress> peer = LookupPeer(ep, a.dest, call);
   if (!peer) return NoPeerErrno(ep);
 
@@ -251,8 +290,8 @@ ssize_t AtomicLocked(Endpoint& ep, const AtomicArgs& a, const char* call) {
                          [&] { return ep.progress->ses().Atomic(ep.progress->Now(), op); });
 }
 
-ssize_t DoAtomic(Endpoint& ep, const AtomicArgs& a, const char* call) {
-  return UnderDomainLock(ep, [&] { return AtomicLocked(ep, a, call); });
+ssize_t DoAtomic(Endpoint& ep, const AtomicArgs& a, const char* call, const Descs& descs = {}) {
+  return UnderDomainLock(ep, [&] { return AtomicLocked(ep, a, descs, call); });
 }
 
 // One fi_ioc (ioc_limit 1); its element count in *count.
@@ -310,34 +349,36 @@ bool FromMsg(const struct fi_msg_atomic* msg, uint64_t flags, Family family, siz
   return true;
 }
 
+void* MsgDesc(const struct fi_msg_atomic* msg) {
+  return msg->iov_count > 0 && msg->desc != nullptr ? msg->desc[0] : nullptr;
+}
+
 // ---- fi_ops_atomic: base ----
 
 ssize_t AtomicWrite(struct fid_ep* ep, const void* buf, size_t count, void* desc, fi_addr_t dest,
                     uint64_t addr, uint64_t key, enum fi_datatype datatype, enum fi_op op,
                     void* context) {
-  (void)desc;
   return DoAtomic(Ep(ep), AtomicArgs{.buf = buf, .count = count, .dest = dest, .addr = addr,
                                      .key = key, .datatype = datatype, .op = op,
                                      .context = context, .flags = Ep(ep).tx_op_flags},
-                  "fi_atomic");
+                  "fi_atomic", {.buf = desc});
 }
 
 ssize_t AtomicWritev(struct fid_ep* ep, const struct fi_ioc* iov, void** desc, size_t count,
                      fi_addr_t dest, uint64_t addr, uint64_t key, enum fi_datatype datatype,
                      enum fi_op op, void* context) {
-  (void)desc;
   size_t n = 0;
   if (!OneIoc(iov, count, "operand", "fi_atomicv", &n)) return -FI_EINVAL;
   return DoAtomic(Ep(ep), AtomicArgs{.buf = iov[0].addr, .count = n, .dest = dest, .addr = addr,
                                      .key = key, .datatype = datatype, .op = op,
                                      .context = context, .flags = Ep(ep).tx_op_flags},
-                  "fi_atomicv");
+                  "fi_atomicv", {.buf = desc != nullptr ? desc[0] : nullptr});
 }
 
 ssize_t AtomicWritemsg(struct fid_ep* ep, const struct fi_msg_atomic* msg, uint64_t flags) {
   AtomicArgs a;
   if (!FromMsg(msg, flags, Family::kBase, 0, "fi_atomicmsg", &a)) return -FI_EINVAL;
-  return DoAtomic(Ep(ep), a, "fi_atomicmsg");
+  return DoAtomic(Ep(ep), a, "fi_atomicmsg", {.buf = MsgDesc(msg)});
 }
 
 ssize_t AtomicInject(struct fid_ep* ep, const void* buf, size_t count, fi_addr_t dest,
@@ -353,21 +394,17 @@ ssize_t AtomicInject(struct fid_ep* ep, const void* buf, size_t count, fi_addr_t
 ssize_t AtomicReadwrite(struct fid_ep* ep, const void* buf, size_t count, void* desc,
                         void* result, void* result_desc, fi_addr_t dest, uint64_t addr,
                         uint64_t key, enum fi_datatype datatype, enum fi_op op, void* context) {
-  (void)desc;
-  (void)result_desc;
   return DoAtomic(Ep(ep), AtomicArgs{.family = Family::kFetch, .buf = buf, .count = count,
                                      .result = result, .dest = dest, .addr = addr, .key = key,
                                      .datatype = datatype, .op = op, .context = context,
                                      .flags = Ep(ep).tx_op_flags},
-                  "fi_fetch_atomic");
+                  "fi_fetch_atomic", {.buf = desc, .result = result_desc});
 }
 
 ssize_t AtomicReadwritev(struct fid_ep* ep, const struct fi_ioc* iov, void** desc, size_t count,
                          struct fi_ioc* resultv, void** result_desc, size_t result_count,
                          fi_addr_t dest, uint64_t addr, uint64_t key, enum fi_datatype datatype,
                          enum fi_op op, void* context) {
-  (void)desc;
-  (void)result_desc;
   constexpr const char* kCall = "fi_fetch_atomicv";
   size_t n = 0, nr = 0;
   if (!OneIoc(resultv, result_count, "result", kCall, &nr)) return -FI_EINVAL;
@@ -382,13 +419,13 @@ ssize_t AtomicReadwritev(struct fid_ep* ep, const struct fi_ioc* iov, void** des
                                      .result = resultv[0].addr, .dest = dest, .addr = addr,
                                      .key = key, .datatype = datatype, .op = op,
                                      .context = context, .flags = Ep(ep).tx_op_flags},
-                  kCall);
+                  kCall, {.buf = count && desc != nullptr ? desc[0] : nullptr,
+                          .result = result_desc != nullptr ? result_desc[0] : nullptr});
 }
 
 ssize_t AtomicReadwritemsg(struct fid_ep* ep, const struct fi_msg_atomic* msg,
                            struct fi_ioc* resultv, void** result_desc, size_t result_count,
                            uint64_t flags) {
-  (void)result_desc;
   constexpr const char* kCall = "fi_fetch_atomicmsg";
   size_t nr = 0;
   if (!OneIoc(resultv, result_count, "result", kCall, &nr)) return -FI_EINVAL;
@@ -396,7 +433,9 @@ ssize_t AtomicReadwritemsg(struct fid_ep* ep, const struct fi_msg_atomic* msg,
   if (!FromMsg(msg, flags, Family::kFetch, nr, kCall, &a)) return -FI_EINVAL;
   if (!SameCount(a.count, nr, "result", kCall)) return -FI_EINVAL;
   a.result = resultv[0].addr;
-  return DoAtomic(Ep(ep), a, kCall);
+  return DoAtomic(Ep(ep), a, kCall,
+                  {.buf = MsgDesc(msg),
+                   .result = result_desc != nullptr ? result_desc[0] : nullptr});
 }
 
 // ---- compare ----
@@ -405,14 +444,12 @@ ssize_t AtomicCompwrite(struct fid_ep* ep, const void* buf, size_t count, void* 
                         const void* compare, void* compare_desc, void* result, void* result_desc,
                         fi_addr_t dest, uint64_t addr, uint64_t key, enum fi_datatype datatype,
                         enum fi_op op, void* context) {
-  (void)desc;
-  (void)compare_desc;
-  (void)result_desc;
   return DoAtomic(Ep(ep), AtomicArgs{.family = Family::kCompare, .buf = buf, .count = count,
                                      .result = result, .compare = compare, .dest = dest,
                                      .addr = addr, .key = key, .datatype = datatype, .op = op,
                                      .context = context, .flags = Ep(ep).tx_op_flags},
-                  "fi_compare_atomic");
+                  "fi_compare_atomic",
+                  {.buf = desc, .result = result_desc, .compare = compare_desc});
 }
 
 ssize_t AtomicCompwritev(struct fid_ep* ep, const struct fi_ioc* iov, void** desc, size_t count,
@@ -420,9 +457,6 @@ ssize_t AtomicCompwritev(struct fid_ep* ep, const struct fi_ioc* iov, void** des
                          struct fi_ioc* resultv, void** result_desc, size_t result_count,
                          fi_addr_t dest, uint64_t addr, uint64_t key, enum fi_datatype datatype,
                          enum fi_op op, void* context) {
-  (void)desc;
-  (void)compare_desc;
-  (void)result_desc;
   constexpr const char* kCall = "fi_compare_atomicv";
   size_t n = 0, nc = 0, nr = 0;
   if (!OneIoc(iov, count, "operand", kCall, &n) ||
@@ -436,15 +470,15 @@ ssize_t AtomicCompwritev(struct fid_ep* ep, const struct fi_ioc* iov, void** des
                                      .dest = dest, .addr = addr, .key = key,
                                      .datatype = datatype, .op = op, .context = context,
                                      .flags = Ep(ep).tx_op_flags},
-                  kCall);
+                  kCall, {.buf = desc != nullptr ? desc[0] : nullptr,
+                          .result = result_desc != nullptr ? result_desc[0] : nullptr,
+                          .compare = compare_desc != nullptr ? compare_desc[0] : nullptr});
 }
 
 ssize_t AtomicCompwritemsg(struct fid_ep* ep, const struct fi_msg_atomic* msg,
                            const struct fi_ioc* comparev, void** compare_desc,
                            size_t compare_count, struct fi_ioc* resultv, void** result_desc,
                            size_t result_count, uint64_t flags) {
-  (void)compare_desc;
-  (void)result_desc;
   constexpr const char* kCall = "fi_compare_atomicmsg";
   size_t nc = 0, nr = 0;
   AtomicArgs a;
@@ -456,7 +490,10 @@ ssize_t AtomicCompwritemsg(struct fid_ep* ep, const struct fi_msg_atomic* msg,
   }
   a.compare = comparev[0].addr;
   a.result = resultv[0].addr;
-  return DoAtomic(Ep(ep), a, kCall);
+  return DoAtomic(Ep(ep), a, kCall,
+                  {.buf = MsgDesc(msg),
+                   .result = result_desc != nullptr ? result_desc[0] : nullptr,
+                   .compare = compare_desc != nullptr ? compare_desc[0] : nullptr});
 }
 
 // ---- valid ----

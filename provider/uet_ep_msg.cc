@@ -1,5 +1,7 @@
 // fi_ops_msg and fi_ops_tagged of RDM endpoints: each call becomes one SES
-// operation (ses/endpoint.h) whose completion goes to the bound CQ.
+// operation (ses/endpoint.h) whose completion goes to the bound CQ. Buffers
+// in device memory (FI_HMEM) go through host bounce buffers
+// (provider/hmem/hmem_ops.h); injects from device memory are copied at once.
 #include <cstring>
 #include <new>
 
@@ -7,6 +9,7 @@
 // each call sets; the rest keep their defaults on purpose.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
+#include "provider/hmem/hmem_ops.h"
 #include "provider/progress.h"
 #include "provider/uet_ep_ops.h"
 #include "provider/uet_prov.h"
@@ -19,6 +22,7 @@ Endpoint& Ep(struct fid_ep* fid) { return *Owner<Endpoint>(fid); }
 struct SendArgs {
   const void* buf = nullptr;
   size_t len = 0;
+  void* desc = nullptr;  // its MR (FI_HMEM: device memory when FI_HMEM_CUDA)
   fi_addr_t dest = FI_ADDR_UNSPEC;
   void* context = nullptr;
   uint64_t flags = 0;
@@ -42,6 +46,10 @@ ssize_t SendLocked(Endpoint& ep, const SendArgs& a, const char* call) {
   }
   std::optional<EndpointAddress> peer = LookupPeer(ep, a.dest, call);
   if (!peer) return NoPeerErrno(ep);
+  std::optional<hmem::DeviceBuffer> dev;  // FI_HMEM: the source is device memory
+  if (const int rc = DeviceBufferOf(ep, a.buf, a.len, a.desc, call, &dev); rc != FI_SUCCESS) {
+    return rc;
+  }
   OpRecord op;
   op.user_context = a.context;
   op.flags = FI_SEND | (a.tagged ? FI_TAGGED : FI_MSG);
@@ -52,7 +60,17 @@ ssize_t SendLocked(Endpoint& ep, const SendArgs& a, const char* call) {
     op.report_success = false;
   }
   std::span<const std::byte> data(static_cast<const std::byte*>(a.buf), a.len);
-  if (a.inject || (a.flags & FI_INJECT)) op.owned.assign(data.begin(), data.end());
+  const bool inject = a.inject || (a.flags & FI_INJECT);
+  size_t ready = SIZE_MAX;
+  if (inject && dev) {
+    if (const int rc = CopyInjectSource(*dev, &op.owned, call); rc != FI_SUCCESS) return rc;
+  } else if (inject) {
+    op.owned.assign(data.begin(), data.end());
+  } else if (dev) {
+    if (const int rc = PrepareOutbound(ep, *dev, op, &data, &ready, call); rc != FI_SUCCESS) {
+      return rc;
+    }
+  }
   const uint64_t id = ep.progress->AddOp(std::move(op));
   // The map node is stable: its `owned` bytes stay put until the completion.
   ses::SendOp s{.peer = PeerOf(*peer),
@@ -61,8 +79,9 @@ ssize_t SendLocked(Endpoint& ep, const SendArgs& a, const char* call) {
                 .tag = a.tag,
                 .cq_data = a.data,
                 .delivery_complete = (a.flags & FI_DELIVERY_COMPLETE) != 0,
-                .context = id};
-  if (a.inject || (a.flags & FI_INJECT)) s.data = ep.progress->OwnedBytes(id);
+                .context = id,
+                .ready_bytes = ready};
+  if (inject) s.data = ep.progress->OwnedBytes(id);
   // DGRAM endpoints: one unreliable UUD packet (ses SendDatagram); it
   // completes when it has left.
   if (ep.type == FI_EP_DGRAM) {
@@ -70,8 +89,10 @@ ssize_t SendLocked(Endpoint& ep, const SendArgs& a, const char* call) {
       return ep.progress->ses().SendDatagram(ep.progress->Now(), s);
     });
   }
-  return StartRegistered(ep, id, call,
-                         [&] { return ep.progress->ses().Send(ep.progress->Now(), s); });
+  const ssize_t rc = StartRegistered(
+      ep, id, call, [&] { return ep.progress->ses().Send(ep.progress->Now(), s); });
+  if (rc == FI_SUCCESS && ready < a.len) StartOutbound(ep, id, call);
+  return rc;
 }
 
 ssize_t DoSend(Endpoint& ep, const SendArgs& a, const char* call) {
@@ -81,6 +102,7 @@ ssize_t DoSend(Endpoint& ep, const SendArgs& a, const char* call) {
 struct RecvArgs {
   void* buf = nullptr;
   size_t len = 0;
+  void* desc = nullptr;
   fi_addr_t src = FI_ADDR_UNSPEC;
   void* context = nullptr;
   uint64_t flags = 0;
@@ -97,7 +119,20 @@ ssize_t RecvLocked(Endpoint& ep, const RecvArgs& a, const char* call) {
     if (!peer) return -FI_EINVAL;
     from = ses::Source{.addr = peer->UdpFep(), .initiator = peer->initiator_id};
   }
+  std::optional<hmem::DeviceBuffer> dev;  // FI_HMEM: the buffer is device memory
+  if (const int rc = DeviceBufferOf(ep, a.buf, a.len, a.desc, call, &dev); rc != FI_SUCCESS) {
+    return rc;
+  }
+  if (dev && (a.flags & FI_MULTI_RECV)) {
+    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: FI_MULTI_RECV into device memory is not supported\n",
+                 call);
+    return -FI_EOPNOTSUPP;
+  }
+  std::span<std::byte> into(static_cast<std::byte*>(a.buf), a.len);
   OpRecord op;
+  if (dev) {
+    if (const int rc = PrepareInbound(ep, *dev, op, &into, call); rc != FI_SUCCESS) return rc;
+  }
   op.user_context = a.context;
   op.flags = FI_RECV | (a.tagged ? FI_TAGGED : FI_MSG);
   op.tx = false;
@@ -108,7 +143,7 @@ ssize_t RecvLocked(Endpoint& ep, const RecvArgs& a, const char* call) {
     op.report_success = false;
   }
   const uint64_t id = ep.progress->AddOp(std::move(op));
-  const ses::PostedRecv r{.buffer = std::span(static_cast<std::byte*>(a.buf), a.len),
+  const ses::PostedRecv r{.buffer = into,
                           .tag = a.tag,
                           .ignore = a.ignore,
                           .from = from,
@@ -149,19 +184,26 @@ bool MsgOk(const M* msg, const char* call) {
 
 ssize_t MsgRecv(struct fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src,
                 void* context) {
-  (void)desc;
-  return DoRecv(Ep(ep), RecvArgs{.buf = buf, .len = len, .src = src, .context = context,
-                                 .flags = Ep(ep).rx_op_flags},
+  return DoRecv(Ep(ep),
+                RecvArgs{.buf = buf,
+                         .len = len,
+                         .desc = desc,
+                         .src = src,
+                         .context = context,
+                         .flags = Ep(ep).rx_op_flags},
                 "fi_recv");
 }
 
 ssize_t MsgRecvv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t count,
                  fi_addr_t src, void* context) {
-  (void)desc;
   if (!OneIov(count, "fi_recvv")) return -FI_EINVAL;
-  return DoRecv(Ep(ep), RecvArgs{.buf = count ? iov[0].iov_base : nullptr,
-                                 .len = count ? iov[0].iov_len : 0, .src = src,
-                                 .context = context, .flags = Ep(ep).rx_op_flags},
+  return DoRecv(Ep(ep),
+                RecvArgs{.buf = count ? iov[0].iov_base : nullptr,
+                         .len = count ? iov[0].iov_len : 0,
+                         .desc = count && desc ? desc[0] : nullptr,
+                         .src = src,
+                         .context = context,
+                         .flags = Ep(ep).rx_op_flags},
                 "fi_recvv");
 }
 
@@ -169,32 +211,41 @@ ssize_t MsgRecvmsg(struct fid_ep* ep, const struct fi_msg* msg, uint64_t flags) 
   if (!MsgOk(msg, "fi_recvmsg")) return -FI_EINVAL;
   return DoRecv(Ep(ep), RecvArgs{.buf = msg->iov_count ? msg->msg_iov[0].iov_base : nullptr,
                                  .len = msg->iov_count ? msg->msg_iov[0].iov_len : 0,
+             .desc = msg->iov_count && msg->desc ? msg->desc[0] : nullptr,
                                  .src = msg->addr, .context = msg->context, .flags = flags},
                 "fi_recvmsg");
 }
 
 ssize_t MsgSend(struct fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t dest,
                 void* context) {
-  (void)desc;
-  return DoSend(Ep(ep), SendArgs{.buf = buf, .len = len, .dest = dest, .context = context,
-                                 .flags = Ep(ep).tx_op_flags},
+  return DoSend(Ep(ep),
+                SendArgs{.buf = buf,
+                         .len = len,
+                         .desc = desc,
+                         .dest = dest,
+                         .context = context,
+                         .flags = Ep(ep).tx_op_flags},
                 "fi_send");
 }
 
 ssize_t MsgSendv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t count,
                  fi_addr_t dest, void* context) {
-  (void)desc;
   if (!OneIov(count, "fi_sendv")) return -FI_EINVAL;
-  return DoSend(Ep(ep), SendArgs{.buf = count ? iov[0].iov_base : nullptr,
-                                 .len = count ? iov[0].iov_len : 0, .dest = dest,
-                                 .context = context, .flags = Ep(ep).tx_op_flags},
+  return DoSend(Ep(ep),
+                SendArgs{.buf = count ? iov[0].iov_base : nullptr,
+                         .len = count ? iov[0].iov_len : 0,
+                         .desc = count && desc ? desc[0] : nullptr,
+                         .dest = dest,
+                         .context = context,
+                         .flags = Ep(ep).tx_op_flags},
                 "fi_sendv");
 }
 
 ssize_t MsgSendmsg(struct fid_ep* ep, const struct fi_msg* msg, uint64_t flags) {
   if (!MsgOk(msg, "fi_sendmsg")) return -FI_EINVAL;
   SendArgs a{.buf = msg->iov_count ? msg->msg_iov[0].iov_base : nullptr,
-             .len = msg->iov_count ? msg->msg_iov[0].iov_len : 0, .dest = msg->addr,
+             .len = msg->iov_count ? msg->msg_iov[0].iov_len : 0,
+             .desc = msg->iov_count && msg->desc ? msg->desc[0] : nullptr, .dest = msg->addr,
              .context = msg->context, .flags = flags};
   if (flags & FI_REMOTE_CQ_DATA) a.data = msg->data;
   return DoSend(Ep(ep), a, "fi_sendmsg");
@@ -207,9 +258,14 @@ ssize_t MsgInject(struct fid_ep* ep, const void* buf, size_t len, fi_addr_t dest
 
 ssize_t MsgSenddata(struct fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data,
                     fi_addr_t dest, void* context) {
-  (void)desc;
-  return DoSend(Ep(ep), SendArgs{.buf = buf, .len = len, .dest = dest, .context = context,
-                                 .flags = Ep(ep).tx_op_flags, .data = data},
+  return DoSend(Ep(ep),
+                SendArgs{.buf = buf,
+                         .len = len,
+                         .desc = desc,
+                         .dest = dest,
+                         .context = context,
+                         .flags = Ep(ep).tx_op_flags,
+                         .data = data},
                 "fi_senddata");
 }
 
@@ -222,23 +278,34 @@ ssize_t MsgInjectdata(struct fid_ep* ep, const void* buf, size_t len, uint64_t d
 
 // ---- fi_ops_tagged ----
 
-ssize_t TRecv(struct fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src,
-              uint64_t tag, uint64_t ignore, void* context) {
-  (void)desc;
-  return DoRecv(Ep(ep), RecvArgs{.buf = buf, .len = len, .src = src, .context = context,
-                                 .flags = Ep(ep).rx_op_flags, .tagged = true, .tag = tag,
-                                 .ignore = ignore},
+ssize_t TRecv(struct fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src, uint64_t tag,
+              uint64_t ignore, void* context) {
+  return DoRecv(Ep(ep),
+                RecvArgs{.buf = buf,
+                         .len = len,
+                         .desc = desc,
+                         .src = src,
+                         .context = context,
+                         .flags = Ep(ep).rx_op_flags,
+                         .tagged = true,
+                         .tag = tag,
+                         .ignore = ignore},
                 "fi_trecv");
 }
 
 ssize_t TRecvv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t count,
                fi_addr_t src, uint64_t tag, uint64_t ignore, void* context) {
-  (void)desc;
   if (!OneIov(count, "fi_trecvv")) return -FI_EINVAL;
-  return DoRecv(Ep(ep), RecvArgs{.buf = count ? iov[0].iov_base : nullptr,
-                                 .len = count ? iov[0].iov_len : 0, .src = src,
-                                 .context = context, .flags = Ep(ep).rx_op_flags,
-                                 .tagged = true, .tag = tag, .ignore = ignore},
+  return DoRecv(Ep(ep),
+                RecvArgs{.buf = count ? iov[0].iov_base : nullptr,
+                         .len = count ? iov[0].iov_len : 0,
+                         .desc = count && desc ? desc[0] : nullptr,
+                         .src = src,
+                         .context = context,
+                         .flags = Ep(ep).rx_op_flags,
+                         .tagged = true,
+                         .tag = tag,
+                         .ignore = ignore},
                 "fi_trecvv");
 }
 
@@ -246,6 +313,7 @@ ssize_t TRecvmsg(struct fid_ep* ep, const struct fi_msg_tagged* msg, uint64_t fl
   if (!MsgOk(msg, "fi_trecvmsg")) return -FI_EINVAL;
   return DoRecv(Ep(ep), RecvArgs{.buf = msg->iov_count ? msg->msg_iov[0].iov_base : nullptr,
                                  .len = msg->iov_count ? msg->msg_iov[0].iov_len : 0,
+             .desc = msg->iov_count && msg->desc ? msg->desc[0] : nullptr,
                                  .src = msg->addr, .context = msg->context, .flags = flags,
                                  .tagged = true, .tag = msg->tag, .ignore = msg->ignore},
                 "fi_trecvmsg");
@@ -253,27 +321,38 @@ ssize_t TRecvmsg(struct fid_ep* ep, const struct fi_msg_tagged* msg, uint64_t fl
 
 ssize_t TSend(struct fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t dest,
               uint64_t tag, void* context) {
-  (void)desc;
-  return DoSend(Ep(ep), SendArgs{.buf = buf, .len = len, .dest = dest, .context = context,
-                                 .flags = Ep(ep).tx_op_flags, .tagged = true, .tag = tag},
+  return DoSend(Ep(ep),
+                SendArgs{.buf = buf,
+                         .len = len,
+                         .desc = desc,
+                         .dest = dest,
+                         .context = context,
+                         .flags = Ep(ep).tx_op_flags,
+                         .tagged = true,
+                         .tag = tag},
                 "fi_tsend");
 }
 
 ssize_t TSendv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t count,
                fi_addr_t dest, uint64_t tag, void* context) {
-  (void)desc;
   if (!OneIov(count, "fi_tsendv")) return -FI_EINVAL;
-  return DoSend(Ep(ep), SendArgs{.buf = count ? iov[0].iov_base : nullptr,
-                                 .len = count ? iov[0].iov_len : 0, .dest = dest,
-                                 .context = context, .flags = Ep(ep).tx_op_flags,
-                                 .tagged = true, .tag = tag},
+  return DoSend(Ep(ep),
+                SendArgs{.buf = count ? iov[0].iov_base : nullptr,
+                         .len = count ? iov[0].iov_len : 0,
+                         .desc = count && desc ? desc[0] : nullptr,
+                         .dest = dest,
+                         .context = context,
+                         .flags = Ep(ep).tx_op_flags,
+                         .tagged = true,
+                         .tag = tag},
                 "fi_tsendv");
 }
 
 ssize_t TSendmsg(struct fid_ep* ep, const struct fi_msg_tagged* msg, uint64_t flags) {
   if (!MsgOk(msg, "fi_tsendmsg")) return -FI_EINVAL;
   SendArgs a{.buf = msg->iov_count ? msg->msg_iov[0].iov_base : nullptr,
-             .len = msg->iov_count ? msg->msg_iov[0].iov_len : 0, .dest = msg->addr,
+             .len = msg->iov_count ? msg->msg_iov[0].iov_len : 0,
+             .desc = msg->iov_count && msg->desc ? msg->desc[0] : nullptr, .dest = msg->addr,
              .context = msg->context, .flags = flags, .tagged = true, .tag = msg->tag};
   if (flags & FI_REMOTE_CQ_DATA) a.data = msg->data;
   return DoSend(Ep(ep), a, "fi_tsendmsg");
@@ -287,10 +366,16 @@ ssize_t TInject(struct fid_ep* ep, const void* buf, size_t len, fi_addr_t dest, 
 
 ssize_t TSenddata(struct fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data,
                   fi_addr_t dest, uint64_t tag, void* context) {
-  (void)desc;
-  return DoSend(Ep(ep), SendArgs{.buf = buf, .len = len, .dest = dest, .context = context,
-                                 .flags = Ep(ep).tx_op_flags, .data = data, .tagged = true,
-                                 .tag = tag},
+  return DoSend(Ep(ep),
+                SendArgs{.buf = buf,
+                         .len = len,
+                         .desc = desc,
+                         .dest = dest,
+                         .context = context,
+                         .flags = Ep(ep).tx_op_flags,
+                         .data = data,
+                         .tagged = true,
+                         .tag = tag},
                 "fi_tsenddata");
 }
 

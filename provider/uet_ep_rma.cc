@@ -11,12 +11,16 @@
 // - Injects (fi_inject_write[data], FI_INJECT) copy at most inject_size bytes
 //   and report nothing on success.
 // - CQ flags: FI_RMA|FI_WRITE, FI_RMA|FI_READ.
+// - FI_HMEM: a local buffer whose descriptor is a CUDA MR is staged through a
+//   host bounce buffer (provider/hmem/hmem_ops.h); a remote CUDA MR is reached
+//   through its RegionIo at the target.
 #include <new>
 
 // WriteArgs are built with designated initializers naming only what each call
 // sets; the rest keep their defaults on purpose.
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
+#include "provider/hmem/hmem_ops.h"
 #include "provider/progress.h"
 #include "provider/uet_ep_ops.h"
 #include "provider/uet_prov.h"
@@ -30,6 +34,7 @@ struct RmaArgs {
   bool read = false;
   void* buf = nullptr;  // write: the source (const), read: the destination
   size_t len = 0;
+  void* desc = nullptr;  // its MR (FI_HMEM: device memory when FI_HMEM_CUDA)
   fi_addr_t peer = FI_ADDR_UNSPEC;
   uint64_t addr = 0;
   uint64_t key = 0;
@@ -69,22 +74,39 @@ ssize_t RmaLocked(Endpoint& ep, const RmaArgs& a, const char* call) {
   std::optional<EndpointAddress> peer = LookupPeer(ep, a.peer, call);
   if (!peer) return NoPeerErrno(ep);
 
+  std::optional<hmem::DeviceBuffer> dev;  // FI_HMEM: the local buffer is device memory
+  if (const int rc = DeviceBufferOf(ep, a.buf, a.len, a.desc, call, &dev); rc != FI_SUCCESS) {
+    return rc;
+  }
+
   OpRecord op;
   op.user_context = a.context;
   op.flags = FI_RMA | (a.read ? FI_READ : FI_WRITE);
   op.tx = true;
   op.report_success = ReportsSuccess(ep, a.flags, a.inject);
   std::span<const std::byte> src(static_cast<const std::byte*>(a.buf), a.len);
-  if (inject) op.owned.assign(src.begin(), src.end());
+  std::span<std::byte> into(static_cast<std::byte*>(a.buf), a.len);
+  size_t ready = SIZE_MAX;
+  if (inject && dev) {
+    if (const int rc = CopyInjectSource(*dev, &op.owned, call); rc != FI_SUCCESS) return rc;
+  } else if (inject) {
+    op.owned.assign(src.begin(), src.end());
+  } else if (dev && a.read) {
+    if (const int rc = PrepareInbound(ep, *dev, op, &into, call); rc != FI_SUCCESS) return rc;
+  } else if (dev) {
+    if (const int rc = PrepareOutbound(ep, *dev, op, &src, &ready, call); rc != FI_SUCCESS) {
+      return rc;
+    }
+  }
   const uint64_t id = ep.progress->AddOp(std::move(op));
-  return StartRegistered(ep, id, call, [&] {
+  const ssize_t rc = StartRegistered(ep, id, call, [&] {
     if (a.read) {
       return ep.progress->ses().Read(
           ep.progress->Now(),
           ses::ReadOp{.peer = PeerOf(*peer),
                       .key = a.key,
                       .offset = a.addr,
-                      .into = std::span(static_cast<std::byte*>(a.buf), a.len),
+                      .into = into,
                       .context = id});
     } else {
       // The map node is stable: its `owned` bytes stay put until the completion.
@@ -96,9 +118,12 @@ ssize_t RmaLocked(Endpoint& ep, const RmaArgs& a, const char* call) {
                        .data = inject ? ep.progress->OwnedBytes(id) : src,
                        .cq_data = a.data,
                        .delivery_complete = (a.flags & FI_DELIVERY_COMPLETE) != 0,
-                       .context = id});
+                       .context = id,
+                       .ready_bytes = ready});
     }
   });
+  if (rc == FI_SUCCESS && ready < a.len) StartOutbound(ep, id, call);
+  return rc;
 }
 
 ssize_t DoRma(Endpoint& ep, const RmaArgs& a, const char* call) {
@@ -142,6 +167,7 @@ ssize_t DoRmaMsg(struct fid_ep* fid, const struct fi_msg_rma* msg, uint64_t flag
   RmaArgs a{.read = read,
             .buf = msg->iov_count ? msg->msg_iov[0].iov_base : nullptr,
             .len = len,
+            .desc = msg->iov_count && msg->desc ? msg->desc[0] : nullptr,
             .peer = msg->addr,
             .addr = msg->rma_iov[0].addr,
             .key = msg->rma_iov[0].key,
@@ -153,21 +179,34 @@ ssize_t DoRmaMsg(struct fid_ep* fid, const struct fi_msg_rma* msg, uint64_t flag
 
 // ---- fi_ops_rma ----
 
-ssize_t RmaRead(struct fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src,
-                uint64_t addr, uint64_t key, void* context) {
-  (void)desc;
-  return DoRma(Ep(ep), RmaArgs{.read = true, .buf = buf, .len = len, .peer = src, .addr = addr,
-                               .key = key, .context = context, .flags = Ep(ep).tx_op_flags},
+ssize_t RmaRead(struct fid_ep* ep, void* buf, size_t len, void* desc, fi_addr_t src, uint64_t addr,
+                uint64_t key, void* context) {
+  return DoRma(Ep(ep),
+               RmaArgs{.read = true,
+                       .buf = buf,
+                       .len = len,
+                       .desc = desc,
+                       .peer = src,
+                       .addr = addr,
+                       .key = key,
+                       .context = context,
+                       .flags = Ep(ep).tx_op_flags},
                "fi_read");
 }
 
 ssize_t RmaReadv(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t count,
                  fi_addr_t src, uint64_t addr, uint64_t key, void* context) {
-  (void)desc;
   if (!OneIov(count, iov, "fi_readv")) return -FI_EINVAL;
-  return DoRma(Ep(ep), RmaArgs{.read = true, .buf = count ? iov[0].iov_base : nullptr,
-                               .len = count ? iov[0].iov_len : 0, .peer = src, .addr = addr,
-                               .key = key, .context = context, .flags = Ep(ep).tx_op_flags},
+  return DoRma(Ep(ep),
+               RmaArgs{.read = true,
+                       .buf = count ? iov[0].iov_base : nullptr,
+                       .len = count ? iov[0].iov_len : 0,
+                       .desc = count && desc ? desc[0] : nullptr,
+                       .peer = src,
+                       .addr = addr,
+                       .key = key,
+                       .context = context,
+                       .flags = Ep(ep).tx_op_flags},
                "fi_readv");
 }
 
@@ -177,20 +216,30 @@ ssize_t RmaReadmsg(struct fid_ep* ep, const struct fi_msg_rma* msg, uint64_t fla
 
 ssize_t RmaWrite(struct fid_ep* ep, const void* buf, size_t len, void* desc, fi_addr_t dest,
                  uint64_t addr, uint64_t key, void* context) {
-  (void)desc;
-  return DoRma(Ep(ep), RmaArgs{.buf = const_cast<void*>(buf), .len = len, .peer = dest,
-                               .addr = addr, .key = key, .context = context,
-                               .flags = Ep(ep).tx_op_flags},
+  return DoRma(Ep(ep),
+               RmaArgs{.buf = const_cast<void*>(buf),
+                       .len = len,
+                       .desc = desc,
+                       .peer = dest,
+                       .addr = addr,
+                       .key = key,
+                       .context = context,
+                       .flags = Ep(ep).tx_op_flags},
                "fi_write");
 }
 
 ssize_t RmaWritev(struct fid_ep* ep, const struct iovec* iov, void** desc, size_t count,
                   fi_addr_t dest, uint64_t addr, uint64_t key, void* context) {
-  (void)desc;
   if (!OneIov(count, iov, "fi_writev")) return -FI_EINVAL;
-  return DoRma(Ep(ep), RmaArgs{.buf = count ? iov[0].iov_base : nullptr,
-                               .len = count ? iov[0].iov_len : 0, .peer = dest, .addr = addr,
-                               .key = key, .context = context, .flags = Ep(ep).tx_op_flags},
+  return DoRma(Ep(ep),
+               RmaArgs{.buf = count ? iov[0].iov_base : nullptr,
+                       .len = count ? iov[0].iov_len : 0,
+                       .desc = count && desc ? desc[0] : nullptr,
+                       .peer = dest,
+                       .addr = addr,
+                       .key = key,
+                       .context = context,
+                       .flags = Ep(ep).tx_op_flags},
                "fi_writev");
 }
 
@@ -207,10 +256,16 @@ ssize_t RmaInject(struct fid_ep* ep, const void* buf, size_t len, fi_addr_t dest
 
 ssize_t RmaWritedata(struct fid_ep* ep, const void* buf, size_t len, void* desc, uint64_t data,
                      fi_addr_t dest, uint64_t addr, uint64_t key, void* context) {
-  (void)desc;
-  return DoRma(Ep(ep), RmaArgs{.buf = const_cast<void*>(buf), .len = len, .peer = dest,
-                               .addr = addr, .key = key, .context = context,
-                               .flags = Ep(ep).tx_op_flags, .data = data},
+  return DoRma(Ep(ep),
+               RmaArgs{.buf = const_cast<void*>(buf),
+                       .len = len,
+                       .desc = desc,
+                       .peer = dest,
+                       .addr = addr,
+                       .key = key,
+                       .context = context,
+                       .flags = Ep(ep).tx_op_flags,
+                       .data = data},
                "fi_writedata");
 }
 

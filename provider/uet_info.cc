@@ -415,9 +415,10 @@ bool MatchContextCaps(const char* field, uint64_t hint, uint64_t info_caps, uint
     *out = info_caps & mask;
     return true;
   }
-  if (hint & ~kCaps) {
+  constexpr uint64_t kAll = kCaps | kHmemCaps;  // FI_HMEM: only within info_caps (below)
+  if (hint & ~kAll) {
     return reject("%s wants 0x%" PRIx64 " (unsupported 0x%" PRIx64 "), we offer 0x%" PRIx64,
-                  field, hint, hint & ~kCaps, kCaps & mask);
+                  field, hint, hint & ~kAll, kCaps & mask);
   }
   const uint64_t want = ExpandCaps(hint) & mask;
   if (want & ~info_caps) {
@@ -477,7 +478,8 @@ bool MatchRx(const fi_rx_attr* h, uint64_t info_caps, fi_rx_attr* out, const Rej
 
 // Matches `hints` against the table copy `out` and alters `out` to what we
 // return. False (logged) when the hints rule this endpoint type out.
-bool MatchAndAlter(uint32_t version, const fi_info* hints, fi_info* out, const Rejector& reject) {
+bool MatchAndAlter(uint32_t version, const fi_info* hints, fi_info* out, const InfoConfig& cfg,
+                   const Rejector& reject) {
   if (hints == nullptr) {
     if (FI_VERSION_LT(version, FI_VERSION(1, 5))) out->domain_attr->mr_mode = FI_MR_SCALABLE;
     return true;
@@ -489,7 +491,22 @@ bool MatchAndAlter(uint32_t version, const fi_info* hints, fi_info* out, const R
                     EpTypeName(out->ep_attr->type));
     }
   }
-  const uint64_t offer = out->caps;  // the table's: this endpoint type's caps
+  uint64_t offer = out->caps;  // the table's: this endpoint type's caps
+  if (hints->caps & FI_HMEM) {
+    if (out->ep_attr->type != FI_EP_RDM) {
+      return reject("caps wants FI_HMEM, which we offer on FI_EP_RDM only");
+    }
+    if (!cfg.hmem_cuda) {
+      return reject("caps wants FI_HMEM (CUDA device memory), which this host cannot offer: %s",
+                    cfg.hmem_why_not.c_str());
+    }
+    if (FI_VERSION_LT(version, FI_VERSION(1, 5)) || hints->domain_attr == nullptr ||
+        !(hints->domain_attr->mr_mode & FI_MR_HMEM)) {
+      return reject("caps wants FI_HMEM without FI_MR_HMEM in domain_attr->mr_mode; we need "
+                    "FI_MR_HMEM (device buffers are named by their MR descriptors)");
+    }
+    offer |= FI_HMEM;
+  }
   if (hints->caps & ~offer) {
     return reject("caps wants 0x%" PRIx64 " (unsupported 0x%" PRIx64 "), we offer 0x%" PRIx64,
                   hints->caps, hints->caps & ~offer, offer);
@@ -531,6 +548,7 @@ bool MatchAndAlter(uint32_t version, const fi_info* hints, fi_info* out, const R
   } else {
     out->rx_attr->caps = caps & kRxCapMask;
   }
+  if (caps & FI_HMEM) out->domain_attr->mr_mode |= FI_MR_HMEM;
   out->caps = caps;
   out->mode = 0;
   out->handle = hints->handle;
@@ -848,7 +866,7 @@ int GetInfoImpl(uint32_t version, const char* node, const char* service, uint64_
     if (type == FI_EP_DGRAM) cur->ep_attr->max_msg_size = cfg.payload_bytes;
     cur->domain_attr->auth_key_size = cfg.auth_key_size;
     cur->ep_attr->auth_key_size = cfg.auth_key_size;
-    if (!MatchAndAlter(version, hints, cur, Rejector(prov, EpTypeName(type)))) {
+    if (!MatchAndAlter(version, hints, cur, cfg, Rejector(prov, EpTypeName(type)))) {
       fi_freeinfo(cur);
       continue;
     }

@@ -26,6 +26,10 @@
 //               hints are accepted and cleared). msg_prefix_size 0.
 //   addr_format FI_FORMAT_UNSPEC: src_addr/dest_addr are EndpointAddress blobs
 //               (uet/endpoint_address.h). Any other hinted format is rejected.
+//   FI_HMEM     (hints->caps) RDM only, when cfg.hmem_cuda; needs FI_MR_HMEM in
+//               the hinted mr_mode (device buffers are named by their MR
+//               descriptors) and returns it. Without CUDA: rejected with the
+//               reason (cfg.hmem_why_not). spec-notes/hmem.md.
 //   mr_mode     we need no bit. API >= 1.5: FI_MR_BASIC or FI_MR_SCALABLE alone
 //               are accepted and returned as is (legacy; see EffectiveMrMode),
 //               mixed with anything else rejected; FI_MR_BASIC means virtual
@@ -131,11 +135,14 @@ constexpr uint64_t EpTypeCaps(fi_ep_type type) {
   }
   return kCaps;
 }
+// FI_HMEM (device memory, CUDA) is offered only when asked for, on RDM, and
+// only where the CUDA driver loads and sees a device (InfoConfig::hmem_cuda).
+inline constexpr uint64_t kHmemCaps = FI_HMEM;
 inline constexpr uint64_t kTxCapMask =
-    FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SEND | FI_READ | FI_WRITE;
+    FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SEND | FI_READ | FI_WRITE | FI_HMEM;
 inline constexpr uint64_t kRxCapMask = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV |
                                        FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV |
-                                       FI_SOURCE | FI_MULTI_RECV;
+                                       FI_SOURCE | FI_MULTI_RECV | FI_HMEM;
 inline constexpr uint64_t kDomainCaps = kCommCaps;
 // Send-after-send and the RMA/atomic orders: all hold over PDS ROD, which the
 // endpoint runs when any of them is asked for (uet_ep.cc).
@@ -169,6 +176,10 @@ struct InfoConfig {
   uint16_t port = kDefaultPort;  // FI_UET_PORT (0 = ephemeral)
   // Payload per packet. Not used by RDM matching; DGRAM's max_msg_size later.
   size_t payload_bytes = ses::EndpointConfig::kDefaultPayloadBytes;
+  // FI_HMEM: whether CUDA is usable here (probed only when hints ask for
+  // FI_HMEM), and why not. Without it FI_HMEM hints get -FI_ENODATA.
+  bool hmem_cuda = false;
+  std::string hmem_why_not = "CUDA was not probed";
   // The auth_key size offered in domain_attr and ep_attr (uet_auth_key.h): 4
   // with TSS on, else 0.
   size_t auth_key_size = 0;

@@ -12,6 +12,7 @@
 // -FI_ENOKEY.
 #include <new>
 
+#include "provider/hmem/hmem_mr.h"
 #include "provider/progress.h"
 #include "provider/uet_prov.h"
 #include "ses/memory_table.h"
@@ -28,6 +29,7 @@ ses::RegionSpec SpecOf(const Mr& m) {
       .job = std::nullopt,
       .requested_key = m.key,
       .context = reinterpret_cast<uint64_t>(&m),
+      .io = m.io.get(),  // device memory (FI_HMEM_CUDA): never touched by the CPU
   };
 }
 
@@ -135,8 +137,16 @@ int PickKey(Domain& d, uint64_t requested_key, uint64_t* key) {
   return -FI_ENOSPC;
 }
 
+// Device memory of a registration (FI_HMEM, provider/hmem/hmem_mr.h).
+struct HmemPart {
+  enum fi_hmem_iface iface = FI_HMEM_SYSTEM;
+  int device = -1;
+  std::unique_ptr<ses::RegionIo> io;
+};
+
 int MrRegImpl(struct fid* fid, const void* buf, size_t len, uint64_t access, uint64_t offset,
-              uint64_t requested_key, uint64_t flags, struct fid_mr** mr, void* context) {
+              uint64_t requested_key, uint64_t flags, struct fid_mr** mr, void* context,
+              HmemPart hmem) {
   if (fid == nullptr || fid->fclass != FI_CLASS_DOMAIN || mr == nullptr) {
     UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_reg: needs a domain and an out pointer\n");
     return -FI_EINVAL;
@@ -161,6 +171,9 @@ int MrRegImpl(struct fid* fid, const void* buf, size_t len, uint64_t access, uin
   m->buf = const_cast<void*>(buf);
   m->len = len;
   m->access = access;
+  m->iface = hmem.iface;
+  m->device = hmem.device;
+  m->io = std::move(hmem.io);
   InitFid(&m->fid.fid, FI_CLASS_MR, context, &g_mr_fi_ops);
   m->fid.mem_desc = m.get();
   std::lock_guard lock(d->mu);
@@ -203,7 +216,7 @@ int RegisterDomainMrs(Endpoint& ep) {
 int MrReg(struct fid* fid, const void* buf, size_t len, uint64_t access, uint64_t offset,
           uint64_t requested_key, uint64_t flags, struct fid_mr** mr, void* context) {
   try {
-    return MrRegImpl(fid, buf, len, access, offset, requested_key, flags, mr, context);
+    return MrRegImpl(fid, buf, len, access, offset, requested_key, flags, mr, context, {});
   } catch (const std::bad_alloc&) {
     return -FI_ENOMEM;
   } catch (...) {
@@ -228,12 +241,28 @@ int MrRegattr(struct fid* fid, const struct fi_mr_attr* attr, uint64_t flags,
     UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_regattr: NULL attr\n");
     return -FI_EINVAL;
   }
-  if (attr->iface != FI_HMEM_SYSTEM) {
-    UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_regattr: only host memory (FI_HMEM_SYSTEM) so far\n");
-    return -FI_EOPNOTSUPP;
+  if (fid == nullptr || fid->fclass != FI_CLASS_DOMAIN) {
+    UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_regattr: needs a domain\n");
+    return -FI_EINVAL;
   }
-  return MrRegv(fid, attr->mr_iov, attr->iov_count, attr->access, attr->offset,
-                attr->requested_key, flags, mr, attr->context);
+  if (attr->iov_count != 1 || attr->mr_iov == nullptr) {
+    UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_regattr: %zu iovecs (only 1 supported)\n",
+                 attr->iov_count);
+    return -FI_EINVAL;
+  }
+  try {
+    HmemPart hmem;
+    const int rc = PrepareHmemRegistration(*Owner<Domain>(fid), *attr, &hmem.device, &hmem.io);
+    if (rc != FI_SUCCESS) return rc;
+    hmem.iface = hmem.io != nullptr ? FI_HMEM_CUDA : FI_HMEM_SYSTEM;
+    return MrRegImpl(fid, attr->mr_iov[0].iov_base, attr->mr_iov[0].iov_len, attr->access,
+                     attr->offset, attr->requested_key, flags, mr, attr->context,
+                     std::move(hmem));
+  } catch (const std::bad_alloc&) {
+    return -FI_ENOMEM;
+  } catch (...) {
+    return -FI_EOTHER;
+  }
 }
 
 }  // namespace uet::prov

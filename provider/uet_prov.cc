@@ -5,6 +5,8 @@
 #include <new>
 #include <optional>
 
+#include "provider/hmem/ep_hmem.h"
+#include "provider/hmem/hmem_ops.h"
 #include "provider/uet_auth_key.h"
 #include "provider/uet_prov.h"
 #include "ses/endpoint.h"
@@ -15,8 +17,10 @@ namespace {
 int GetInfoEntry(uint32_t version, const char* node, const char* service, uint64_t flags,
                  const struct fi_info* hints, struct fi_info** info) {
   try {
-    return GetInfo(version, node, service, flags, hints, info, InfoConfigFromParams(),
-                   &g_provider);
+    InfoConfig cfg = InfoConfigFromParams();
+    // CUDA is loaded only for applications that ask for FI_HMEM.
+    if (hints != nullptr && (hints->caps & FI_HMEM)) cfg.hmem_cuda = CudaUsable(&cfg.hmem_why_not);
+    return GetInfo(version, node, service, flags, hints, info, cfg, &g_provider);
   } catch (const std::bad_alloc&) {
     return -FI_ENOMEM;
   }
@@ -82,6 +86,13 @@ ProviderParams ReadParams() {
   if (fi_param_get_int(&g_provider, "busy_poll_us", &v) == FI_SUCCESS && v > 0) {
     p.busy_poll_us = v;
   }
+  if (fi_param_get_int(&g_provider, "hmem_sync_max", &v) == FI_SUCCESS && v >= 0) {
+    p.hmem_sync_max = v;
+  }
+  if (fi_param_get_int(&g_provider, "hmem_chunk", &v) == FI_SUCCESS && v > 0) p.hmem_chunk = v;
+  if (fi_param_get_int(&g_provider, "hmem_bounce_cache_mb", &v) == FI_SUCCESS && v >= 0) {
+    p.hmem_bounce_cache_mb = v;
+  }
   return p;
 }
 
@@ -123,6 +134,17 @@ InfoConfig InfoConfigFromParams() {
   c.port = static_cast<uint16_t>(p.port);
   c.payload_bytes = PayloadBytes();
   c.auth_key_size = OfferedAuthKeySize();
+  return c;
+}
+
+hmem::HmemConfig HmemConfigFromParams() {
+  const ProviderParams& p = Params();
+  hmem::HmemConfig c;
+  if (p.hmem_sync_max >= 0) c.sync_max_bytes = static_cast<size_t>(p.hmem_sync_max);
+  if (p.hmem_chunk > 0) c.chunk_bytes = static_cast<size_t>(p.hmem_chunk);
+  if (p.hmem_bounce_cache_mb >= 0) {
+    c.bounce_cache_bytes = static_cast<size_t>(p.hmem_bounce_cache_mb) << 20;
+  }
   return c;
 }
 
@@ -269,6 +291,15 @@ constexpr ParamDef kParamDefs[] = {
     {"busy_poll_us", FI_PARAM_INT,
      "fi_cq_sread and fi_cntr_wait run progress without sleeping for this many "
      "microseconds before they sleep on the sockets (default 0: sleep at once)"},
+    {"hmem_sync_max", FI_PARAM_INT,
+     "FI_HMEM: device-memory copies up to this many bytes are synchronous; larger ones are "
+     "pipelined in chunks with CUDA streams and events (default 65536; 0: all pipelined)"},
+    {"hmem_chunk", FI_PARAM_INT,
+     "FI_HMEM: chunk of a pipelined device-memory copy: the network sends chunk k while "
+     "chunk k+1 is copied (default 524288)"},
+    {"hmem_bounce_cache_mb", FI_PARAM_INT,
+     "FI_HMEM: pinned host bounce buffers kept for reuse, MiB per process (default 256; 0: "
+     "none kept)"},
     {"impair_drop_ppm", FI_PARAM_INT,
      "Testing: drop this many sent datagrams per million (seeded, counted)"},
     {"impair_dup_ppm", FI_PARAM_INT,

@@ -45,6 +45,10 @@
 
 namespace uet::prov {
 
+namespace hmem {
+struct HmemConfig;
+}
+
 extern struct fi_provider g_provider;
 
 #define UET_LOG_WARN(subsys, ...) FI_WARN(&::uet::prov::g_provider, subsys, __VA_ARGS__)
@@ -99,9 +103,15 @@ struct ProviderParams {
   // FI_UET_BUSY_POLL_US: fi_cq_sread / fi_cntr_wait keep running progress
   // without sleeping for this long before they sleep in poll() (0: sleep at once).
   int busy_poll_us = 0;
+  // FI_UET_HMEM_SYNC_MAX / _CHUNK / _BOUNCE_CACHE_MB: device-memory staging
+  // (provider/hmem/ep_hmem.h HmemConfig; -1: its default).
+  int64_t hmem_sync_max = -1;
+  int64_t hmem_chunk = -1;
+  int64_t hmem_bounce_cache_mb = -1;
 };
 const ProviderParams& Params();
 InfoConfig InfoConfigFromParams();
+hmem::HmemConfig HmemConfigFromParams();
 // Payload bytes per packet: FI_UET_PAYLOAD (or the SES default) less what TSS
 // adds per datagram when it is on, so sealed packets fit the same MTU.
 size_t PayloadBytes();
@@ -272,6 +282,11 @@ struct Mr {
   size_t len = 0;
   uint64_t access = 0;
   uint64_t key = 0;  // == fid.key
+  // FI_HMEM (provider/hmem/hmem_mr.h): FI_HMEM_CUDA regions are device
+  // memory of `device`; SES reaches them only through `io`.
+  enum fi_hmem_iface iface = FI_HMEM_SYSTEM;
+  int device = -1;
+  std::unique_ptr<ses::RegionIo> io;
 };
 
 // A completion counter (uet_cntr.cc).
@@ -357,6 +372,9 @@ struct Endpoint {
   // From the FI_CONNREQ handle this endpoint was opened with (server side).
   std::optional<EndpointAddress> connreq_client;
   uint64_t connreq_id = 0;
+  // FI_OPT_CUDA_API_PERMITTED (fi_setopt): false forbids CUDA calls in the
+  // endpoint's data path (provider/hmem/hmem_ops.h).
+  bool cuda_api_permitted = true;
 };
 
 // Sets a fid's common fields.

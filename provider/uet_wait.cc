@@ -107,7 +107,7 @@ bool Ready(const std::vector<Endpoint*>& eps, const WaitFd& wait,
   for (Endpoint* ep : eps) {
     if (!ep->progress) continue;
     const TimePoint now = ep->progress->Now();
-    const TimePoint due = ep->progress->ses().NextDeadline();
+    const TimePoint due = ep->progress->NextDeadline();
     if (due == TimePoint::Max()) continue;
     const int64_t ns = std::max<int64_t>((due - now).count(), 1);
     if (soonest < 0 || ns < soonest) soonest = ns;

@@ -163,6 +163,11 @@ struct SendOp {
   std::optional<uint64_t> cq_data;
   bool delivery_complete = false;
   uint64_t context = 0;
+  // Bytes of `data` (a prefix) that may be read now; SIZE_MAX: all. The rest
+  // is still being filled in (a GPU buffer staged into host memory chunk by
+  // chunk, provider/hmem): no packet carries a byte at or past it, nor does a
+  // rendezvous target's read, until SourceReady moves it.
+  size_t ready_bytes = SIZE_MAX;
 };
 
 struct WriteOp {
@@ -173,6 +178,7 @@ struct WriteOp {
   std::optional<uint64_t> cq_data;
   bool delivery_complete = false;
   uint64_t context = 0;
+  size_t ready_bytes = SIZE_MAX;  // as SendOp::ready_bytes
 };
 
 struct ReadOp {
@@ -253,6 +259,15 @@ class Endpoint final : private pds::Delivery {
   Status Write(TimePoint now, const WriteOp& op);
   Status Read(TimePoint now, const ReadOp& op);
   Status Atomic(TimePoint now, const AtomicOp& op);
+  // The send or write `context`, started with ready_bytes below its length,
+  // may now read `ready_bytes` of its data (never less than before). Error:
+  // kNotFound when no such operation waits for its data (it completed or
+  // failed meanwhile, or all of it was ready already).
+  Status SourceReady(TimePoint now, uint64_t context, size_t ready_bytes);
+  // The rest of that operation's data will never be ready (a failed GPU
+  // copy): it fails with kLocalError `why`; a target that has part of the
+  // message is told to drop it (UET_MSG_ERROR), as for any local failure.
+  Status SourceFailed(TimePoint now, uint64_t context, const Error& why);
 
   // ---- target ----
   // Matches stored unexpected messages first (oldest first).
@@ -289,8 +304,18 @@ class Endpoint final : private pds::Delivery {
 
   // ---- initiator (endpoint_initiator.cc) ----
   Status StartOp(std::unique_ptr<TxOp> op);
-  // Hands packets to PDS while fewer than max_inflight_packets are out.
+  // Hands packets to PDS while fewer than max_inflight_packets are out; an
+  // op whose next packet's bytes are not ready yet waits in `stalled`.
   void Pump();
+  bool NextPacketReady(const TxOp& op) const;
+  // The user op whose rendezvous region a served read reads, if any.
+  const TxOp* RendezvousSource(const TxOp& served) const;
+  // Takes the staged op of `context` out of staged_by_context: its id, 0 if
+  // none. Unstall: the stalled ops back in line.
+  uint64_t StagedOp(uint64_t context);
+  void Unstall();
+  // Tells the target of `op` to drop the part of its message it has.
+  void SendMsgError(const TxOp& op);
   void SubmitNext(uint64_t op_id, TxOp& op);
   // Serializes packet `index` of `op` into `out`; its next_hdr in `*next_hdr`.
   Status BuildPacket(const TxOp& op, uint32_t index, std::vector<std::byte>& out,
@@ -320,8 +345,11 @@ class Endpoint final : private pds::Delivery {
   pds::SesResponse HandleMsgError(const pds::RxRequest& rx, const RequestView& v);
   pds::SesResponse Refuse(const RequestView* v, ReturnCode rc);
   // Queues `bytes` (already copied into `data`) back to the reader.
+  // `source_offset`: the region offset of bytes[0] (rendezvous regions wait
+  // for staged sources); `io`: the region's RegionIo, if any.
   void ServeData(const pds::RxRequest& rx, const RequestView& v, std::span<const std::byte> bytes,
-                 std::vector<std::byte> owned);
+                 std::vector<std::byte> owned, uint64_t source_offset = 0,
+                 RegionIo* io = nullptr);
   // A message's first packet: match it or store it. False: no room, refuse.
   bool OnFirstPacket(RxMessage& m);
   void PlaceBytes(RxMessage& m, uint32_t offset, std::span<const std::byte> bytes);

@@ -30,6 +30,7 @@ std::unique_ptr<TxOp> SendTxOp(const SendOp& s) {
   op->delivery_complete = s.delivery_complete;
   op->request_length = static_cast<uint32_t>(s.data.size());
   op->payload = s.data;
+  op->ready = s.ready_bytes;
   return op;
 }
 
@@ -97,6 +98,7 @@ Status Endpoint::Write(TimePoint now, const WriteOp& w) {
   op->delivery_complete = w.delivery_complete;
   op->request_length = static_cast<uint32_t>(w.data.size());
   op->payload = w.data;
+  op->ready = w.ready_bytes;
   return StartOp(std::move(op));
 }
 
@@ -202,6 +204,18 @@ Status Endpoint::StartOp(std::unique_ptr<TxOp> op) {
   if (op->role != TxOp::Role::kServedRead) st.op_by_msg_id[op->msg_id.value()] = id;
   if (op->rdv_key) st.rdv_op_by_key[*op->rdv_key] = id;
   if (op->role == TxOp::Role::kUser) ++counters_.messages_sent;
+  if (op->role == TxOp::Role::kUser && op->ready < op->request_length) {
+    st.staged_by_context[op->context] = id;
+  }
+  if (op->role == TxOp::Role::kServedRead) {
+    // Does it read a rendezvous send's region? Looked up once, here.
+    auto rdv = st.rdv_op_by_key.find(op->key_or_tag);
+    auto user = rdv == st.rdv_op_by_key.end() ? st.ops.end() : st.ops.find(rdv->second);
+    if (user != st.ops.end()) {
+      ++user->second->rdv_served;
+      op->reads_rendezvous = true;
+    }
+  }
   st.ops[id] = std::move(op);
   st.tx_queue.push_back(id);
   return OkStatus();
@@ -216,8 +230,89 @@ void Endpoint::Pump() {
       st.tx_queue.pop_front();
       continue;
     }
+    if (!NextPacketReady(*it->second)) {
+      // Its bytes are still being staged: the ops behind it go first.
+      st.tx_queue.pop_front();
+      st.stalled.push_back(id);
+      continue;
+    }
     SubmitNext(id, *it->second);
   }
+}
+
+const TxOp* Endpoint::RendezvousSource(const TxOp& served) const {
+  const State& st = *state_;
+  if (!served.reads_rendezvous) return nullptr;
+  auto rdv = st.rdv_op_by_key.find(served.key_or_tag);
+  if (rdv == st.rdv_op_by_key.end()) return nullptr;
+  auto user = st.ops.find(rdv->second);
+  return user == st.ops.end() ? nullptr : user->second.get();
+}
+
+bool Endpoint::NextPacketReady(const TxOp& op) const {
+  const uint64_t end = std::min<uint64_t>(
+      op.payload.size(), uint64_t{op.next_packet + 1} * config_.payload_bytes);
+  switch (op.role) {
+    case TxOp::Role::kUser:
+      // A failed source goes too: BuildPacket fails it.
+      return op.source_error.has_value() || end <= op.ready;
+    case TxOp::Role::kServedRead: {
+      // A target reading the rest of a rendezvous send whose source is staged.
+      const TxOp* user = RendezvousSource(op);
+      return user == nullptr || user->source_error.has_value() ||
+             op.source_offset + end <= user->ready;
+    }
+    case TxOp::Role::kRendezvousRead:
+      return true;
+  }
+  return true;
+}
+
+uint64_t Endpoint::StagedOp(uint64_t context) {
+  State& st = *state_;
+  auto staged = st.staged_by_context.find(context);
+  if (staged == st.staged_by_context.end()) return 0;
+  const uint64_t id = staged->second;
+  st.staged_by_context.erase(staged);  // the caller puts it back if it still waits
+  return st.ops.contains(id) ? id : 0;
+}
+
+void Endpoint::Unstall() {
+  // What waited for bytes looks again when the entry ends (Pump).
+  State& st = *state_;
+  st.tx_queue.insert(st.tx_queue.end(), st.stalled.begin(), st.stalled.end());
+  st.stalled.clear();
+}
+
+Status Endpoint::SourceReady(TimePoint now, uint64_t context, size_t ready_bytes) {
+  Entry entry(*this, now);
+  const uint64_t id = StagedOp(context);
+  if (id == 0) return Error::NotFound("ses.source_ready", "staged operation", context);
+  TxOp& op = *state_->ops.at(id);
+  op.ready = std::max(op.ready, ready_bytes);
+  if (op.ready < op.request_length) state_->staged_by_context[context] = id;
+  Unstall();
+  return OkStatus();
+}
+
+Status Endpoint::SourceFailed(TimePoint now, uint64_t context, const Error& why) {
+  Entry entry(*this, now);
+  const uint64_t id = StagedOp(context);
+  if (id == 0) return Error::NotFound("ses.source_failed", "staged operation", context);
+  TxOp& op = *state_->ops.at(id);
+  op.source_error = why;
+  if (op.all_sent()) {
+    // A rendezvous send whose eager packet left: the target reads the rest,
+    // which will never be there. Reads in flight fail in BuildPacket; the op
+    // completes once they and the eager packet are resolved (MaybeFinish).
+    if (op.ok()) op.local_error = why;
+    SetError(op, CompletionStatus::kLocalError, ReturnCode::kOk);
+    SendMsgError(op);
+    op.rdv_remaining = 0;
+    MaybeFinish(id);
+  }
+  Unstall();
+  return OkStatus();
 }
 
 void Endpoint::SubmitNext(uint64_t id, TxOp& op) {
@@ -258,41 +353,49 @@ void Endpoint::SubmitNext(uint64_t id, TxOp& op) {
   o.resolved += unsent;
   o.expect_bytes = o.got_bytes;
   o.rdv_remaining = 0;
-  if (index > 0 && o.role != TxOp::Role::kServedRead) {
-    // Part of the message left: tell the target to drop what it has
-    // (UET_MSG_ERROR; best effort, not tracked).
-    StandardRequest h;
-    h.common.opcode = RequestOpcode::kMsgError;
-    h.common.flags.start_of_message = true;
-    h.common.flags.end_of_message = true;
-    h.common.flags.relative_addressing = config_.relative_addressing;
-    h.common.job_id = o.job;
-    h.common.pid_on_fep = o.peer.pid_on_fep;
-    h.common.resource_index = o.peer.resource_index;
-    h.message_id = o.msg_id;
-    h.initiator = config_.initiator_id;
-    std::vector<std::byte> bytes(StandardRequest::kSize);
-    ByteWriter w(bytes);
-    if (SerializeSesHeader(StandardRequestHeaders{.header = h, .extension = {}}, w).ok() &&
-        pds_->Submit(st.now,
-                     pds::SubmitRequest{.dst = o.peer.addr,
-                                        .mode = config_.mode,
-                                        .job = o.job,
-                                        .tc = config_.traffic_class,
-                                        .token = 0,
-                                        .next_hdr = pds::NextHeader::kSesStandardRequest,
-                                        .ack_request = true,
-                                        .reverse_of = kNoPdc},
-                     bytes)
-            .ok()) {
-      ++counters_.msg_errors_sent;
-    }
-  }
+  // Part of the message left: tell the target to drop what it has.
+  if (index > 0 && o.role != TxOp::Role::kServedRead) SendMsgError(o);
   MaybeFinish(id);
+}
+
+void Endpoint::SendMsgError(const TxOp& o) {
+  // UET_MSG_ERROR: best effort, not tracked.
+  State& st = *state_;
+  StandardRequest h;
+  h.common.opcode = RequestOpcode::kMsgError;
+  h.common.flags.start_of_message = true;
+  h.common.flags.end_of_message = true;
+  h.common.flags.relative_addressing = config_.relative_addressing;
+  h.common.job_id = o.job;
+  h.common.pid_on_fep = o.peer.pid_on_fep;
+  h.common.resource_index = o.peer.resource_index;
+  h.message_id = o.msg_id;
+  h.initiator = config_.initiator_id;
+  std::vector<std::byte> bytes(StandardRequest::kSize);
+  ByteWriter w(bytes);
+  if (SerializeSesHeader(StandardRequestHeaders{.header = h, .extension = {}}, w).ok() &&
+      pds_->Submit(st.now,
+                   pds::SubmitRequest{.dst = o.peer.addr,
+                                      .mode = config_.mode,
+                                      .job = o.job,
+                                      .tc = config_.traffic_class,
+                                      .token = 0,
+                                      .next_hdr = pds::NextHeader::kSesStandardRequest,
+                                      .ack_request = true,
+                                      .reverse_of = kNoPdc},
+                   bytes)
+          .ok()) {
+    ++counters_.msg_errors_sent;
+  }
 }
 
 Status Endpoint::BuildPacket(const TxOp& op, uint32_t index, std::vector<std::byte>& out,
                              pds::NextHeader* next_hdr) const {
+  if (op.source_error) return *op.source_error;
+  if (op.role == TxOp::Role::kServedRead) {
+    const TxOp* user = RendezvousSource(op);
+    if (user != nullptr && user->source_error) return *user->source_error;
+  }
   const size_t per = config_.payload_bytes;
   const size_t offset = size_t{index} * per;
   const size_t n = std::min(per, op.payload.size() - std::min(op.payload.size(), offset));
@@ -371,6 +474,11 @@ Status Endpoint::BuildPacket(const TxOp& op, uint32_t index, std::vector<std::by
   out.resize(hdr_size + n);
   ByteWriter w(out);
   UET_RETURN_IF_ERROR(SerializeSesHeader(header, w));
+  if (n > 0 && op.source_io != nullptr) {
+    // Memory the CPU must not read (memory_table.h RegionIo).
+    return op.source_io->CopyOut(op.source_offset + offset,
+                                 std::span(out).subspan(hdr_size, n));
+  }
   if (n > 0) std::memcpy(out.data() + hdr_size, payload.data(), n);
   return OkStatus();
 }
@@ -436,9 +544,18 @@ void Endpoint::MaybeFinish(uint64_t id) {
   TxOp& op = *it->second;
   if (!op.all_resolved()) return;
   if (op.ok() && (op.got_bytes < op.expect_bytes || op.rdv_remaining > 0)) return;
+  // Reads a target is served from our rendezvous region still read it.
+  if (op.rdv_served > 0) return;
   ForgetTimeout(TimeoutKey{.op = true, .id = id}, op.last_progress);
   std::unique_ptr<TxOp> done = std::move(it->second);
   st.ops.erase(it);
+  if (done->ready != SIZE_MAX) {
+    auto staged = st.staged_by_context.find(done->context);
+    if (staged != st.staged_by_context.end() && staged->second == id) {
+      st.staged_by_context.erase(staged);
+    }
+    std::erase(st.stalled, id);
+  }
   if (done->role != TxOp::Role::kServedRead) {
     auto m = st.op_by_msg_id.find(done->msg_id.value());
     if (m != st.op_by_msg_id.end() && m->second == id) st.op_by_msg_id.erase(m);
@@ -452,6 +569,7 @@ void Endpoint::MaybeFinish(uint64_t id) {
       ReportOp(*done);
       break;
     case TxOp::Role::kServedRead:
+      if (TxOp* user = const_cast<TxOp*>(RendezvousSource(*done))) --user->rdv_served;
       CreditRendezvous(done->key_or_tag, done->request_length, done->ok() ? nullptr : done.get());
       break;
     case TxOp::Role::kRendezvousRead: {
@@ -493,7 +611,10 @@ void Endpoint::CreditRendezvous(uint64_t key, uint64_t bytes, const TxOp* failed
   const uint64_t id = it->second;
   TxOp& op = *st.ops.at(id);
   if (failed != nullptr) {
-    if (op.ok()) op.transport = failed->transport;
+    if (op.ok()) {
+      op.transport = failed->transport;
+      op.local_error = failed->local_error;
+    }
     SetError(op, failed->status, failed->rc);
   } else {
     op.rdv_remaining -= std::min(op.rdv_remaining, bytes);

@@ -45,6 +45,16 @@ struct TxOp {
   PdcId reverse_of;
   MessageId answers;
 
+  // kUser: bytes of the message readable so far (SendOp::ready_bytes), and
+  // why the rest never will be (SourceFailed: the op fails as a local error).
+  size_t ready = SIZE_MAX;
+  std::optional<Error> source_error;
+  // kServedRead: the region offset of payload[0], and the region's RegionIo
+  // when the CPU must not read it (packets are filled through it).
+  uint64_t source_offset = 0;
+  RegionIo* source_io = nullptr;
+  bool reads_rendezvous = false;  // it reads a rendezvous send's region
+
   uint32_t total_packets = 1;
   uint32_t next_packet = 0;  // packets handed to PDS
   uint32_t resolved = 0;     // packets acknowledged or failed
@@ -57,6 +67,7 @@ struct TxOp {
   // bytes it still has to read.
   std::optional<uint64_t> rdv_key;
   uint64_t rdv_remaining = 0;
+  uint32_t rdv_served = 0;  // served reads of that region not yet finished
   // kRendezvousRead: the receive it fills.
   uint64_t rx_message = 0;
 
@@ -125,6 +136,10 @@ struct Endpoint::State {
   std::map<uint64_t, uint64_t> rdv_op_by_key;            // rendezvous temp region -> op
   std::deque<uint64_t> tx_queue;                         // ops with packets left to send
   size_t inflight_packets = 0;
+  // Ops whose next packet waits for staged bytes (NextPacketReady), back in
+  // tx_queue on SourceReady; user ops still staging, by context.
+  std::vector<uint64_t> stalled;
+  std::map<uint64_t, uint64_t> staged_by_context;
   std::vector<std::byte> tx_buffer;
 
   // ---- target ----

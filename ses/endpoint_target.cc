@@ -426,7 +426,13 @@ pds::SesResponse Endpoint::HandleWrite(const pds::RxRequest& rx, const RequestVi
   ReturnCode rc = a.rc;
   if (rc == ReturnCode::kOk && v.common.flags.initiator_error) rc = ReturnCode::kInitiatorErr;
   if (rc == ReturnCode::kOk && n > 0) {
-    std::memcpy(a.bytes.data() + v.message_offset, v.payload.data(), n);
+    if (a.io != nullptr) {
+      if (!a.io->CopyIn(a.offset + v.message_offset, v.payload).ok()) {
+        rc = ReturnCode::kHostUnsuccessCmpl;
+      }
+    } else {
+      std::memcpy(a.bytes.data() + v.message_offset, v.payload.data(), n);
+    }
   }
   if (!v.whole_message() && v.form == RequestForm::kStandard) {
     // Several packets: count them, to report the CQ data when all are in.
@@ -473,7 +479,8 @@ pds::SesResponse Endpoint::HandleWrite(const pds::RxRequest& rx, const RequestVi
 }
 
 void Endpoint::ServeData(const pds::RxRequest& rx, const RequestView& v,
-                         std::span<const std::byte> bytes, std::vector<std::byte> owned) {
+                         std::span<const std::byte> bytes, std::vector<std::byte> owned,
+                         uint64_t source_offset, RegionIo* io) {
   auto op = std::make_unique<TxOp>();
   op->role = TxOp::Role::kServedRead;
   op->kind = OpKind::kRead;
@@ -485,6 +492,8 @@ void Endpoint::ServeData(const pds::RxRequest& rx, const RequestView& v,
   op->owned = std::move(owned);
   op->payload = op->owned.empty() ? bytes : std::span<const std::byte>(op->owned);
   op->request_length = static_cast<uint32_t>(op->payload.size());
+  op->source_offset = source_offset;
+  op->source_io = io;
   (void)StartOp(std::move(op));  // served reads need no message ID: cannot fail
 }
 
@@ -499,7 +508,7 @@ pds::SesResponse Endpoint::HandleRead(const pds::RxRequest& rx, const RequestVie
   ReturnCode rc = a.rc;
   if (rc == ReturnCode::kOk && v.common.flags.initiator_error) rc = ReturnCode::kInitiatorErr;
   if (rc != ReturnCode::kOk) return Refuse(&v, rc);
-  if (v.request_length > 0) ServeData(rx, v, a.bytes, {});
+  if (v.request_length > 0) ServeData(rx, v, a.bytes, {}, a.offset, a.io);
   return {};
 }
 
@@ -554,6 +563,8 @@ pds::SesResponse Endpoint::HandleAtomic(const pds::RxRequest& rx, const RequestV
   ReturnCode rc = a.rc;
   if (rc == ReturnCode::kOk && v.common.flags.initiator_error) rc = ReturnCode::kInitiatorErr;
   if (rc != ReturnCode::kOk) return Refuse(&v, rc);
+  // No atomics on memory the CPU must not touch (GPU memory: RegionIo).
+  if (a.io != nullptr) return Refuse(&v, ReturnCode::kOpViolation);
   std::vector<std::byte> old(fetch ? len : 0);
   rc = ExecuteAtomic(ext.opcode, ext.datatype, AtomicOperands{.operand = operand, .compare = compare},
                      a.bytes, old);

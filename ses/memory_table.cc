@@ -41,6 +41,7 @@ Result<uint64_t> MemoryTable::Register(const RegionSpec& spec) {
   Region region{.memory = spec.memory,
                 .job = spec.job,
                 .context = spec.context,
+                .io = spec.io,
                 .access = spec.access,
                 .table_chosen = !spec.requested_key.has_value()};
   if (spec.requested_key) {
@@ -97,7 +98,9 @@ AccessResult MemoryTable::Check(uint64_t key, uint64_t offset, uint64_t length, 
   }
   return {.rc = ReturnCode::kOk,
           .bytes = r.memory.subspan(static_cast<size_t>(offset), static_cast<size_t>(length)),
-          .context = r.context};
+          .context = r.context,
+          .io = r.io,
+          .offset = offset};
 }
 
 }  // namespace uet::ses

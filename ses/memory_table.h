@@ -40,6 +40,17 @@
 
 namespace uet::ses {
 
+// Memory the CPU must not dereference (GPU memory, provider/hmem): SES moves a
+// region's bytes only through these calls, at most one packet's payload at a
+// time, and performs no atomics on it (RC_OP_VIOLATION). Offsets are from the
+// region's start. A failed copy answers the request with RC_HOST_UNSUCCESS_CMPL.
+class RegionIo {
+ public:
+  virtual ~RegionIo() = default;
+  virtual Status CopyIn(uint64_t offset, std::span<const std::byte> bytes) = 0;
+  virtual Status CopyOut(uint64_t offset, std::span<std::byte> out) = 0;
+};
+
 // Remote access rights of a region (libfabric FI_REMOTE_READ / FI_REMOTE_WRITE).
 enum AccessBits : uint8_t { kRemoteRead = 1, kRemoteWrite = 2 };
 inline constexpr uint8_t kAllAccessBits = kRemoteRead | kRemoteWrite;
@@ -52,12 +63,17 @@ struct RegionSpec {
   std::optional<JobId> job;               // set: only requests of this JobID may touch it
   std::optional<uint64_t> requested_key;  // else the table picks one
   uint64_t context = 0;                   // returned in lookups (provider's MR)
+  // Set: `memory` only gives the region's size and is never dereferenced;
+  // bytes move through `io` (owned by the caller, alive while registered).
+  RegionIo* io = nullptr;
 };
 
 struct AccessResult {
   ReturnCode rc = ReturnCode::kOk;  // kOk or the reason (see the check order above)
   std::span<std::byte> bytes;       // the [offset, offset+length) range when kOk
   uint64_t context = 0;             // the region's context when kOk, else 0
+  RegionIo* io = nullptr;           // the region's RegionIo when kOk (then `bytes` is not
+  uint64_t offset = 0;              // to be dereferenced: use io at `offset`)
 };
 
 class MemoryTable {
@@ -96,6 +112,7 @@ class MemoryTable {
     std::span<std::byte> memory;
     std::optional<JobId> job;
     uint64_t context = 0;
+    RegionIo* io = nullptr;
     uint8_t access = 0;
     bool table_chosen = false;  // the key is generation | slot and owns that slot
   };

@@ -59,6 +59,12 @@ Status SesHost::Write(const ses::WriteOp& op) {
   return st;
 }
 
+Status SesHost::SourceReady(uint64_t context, size_t ready_bytes) {
+  Status st = endpoint_->SourceReady(Now(), context, ready_bytes);
+  Rearm();
+  return st;
+}
+
 Status SesHost::Read(const ses::ReadOp& op) {
   Status st = endpoint_->Read(Now(), op);
   Rearm();

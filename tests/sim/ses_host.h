@@ -42,6 +42,7 @@ class SesHost : public Host, public pds::PacketSink, public ses::EndpointEvents 
   Status Write(const ses::WriteOp& op);
   Status Read(const ses::ReadOp& op);
   Status Atomic(const ses::AtomicOp& op);
+  Status SourceReady(uint64_t context, size_t ready_bytes);
   Status PostRecv(const ses::PostedRecv& recv, bool tagged);
   bool CancelRecv(uint64_t context, bool tagged);
   // Registers `memory` with remote read and write (or `access`); the key.

@@ -1,0 +1,188 @@
+#include "provider/hmem/ep_hmem.h"
+
+#include <rdma/fi_errno.h>
+
+#include <algorithm>
+
+namespace uet::prov::hmem {
+
+EndpointHmem::EndpointHmem(const HmemConfig& config, HmemEvents& events)
+    : config_(config), events_(events), pool_(BouncePool::Get(config.bounce_cache_bytes)) {
+  config_.chunk_bytes = std::max<size_t>(config_.chunk_bytes, 4096);
+}
+
+EndpointHmem::~EndpointHmem() {
+  for (Job& job : jobs_) ReleaseEvents(job, /*wait=*/true);
+}
+
+void EndpointHmem::ReleaseEvents(Job& job, bool wait) {
+  CudaDriver& cuda = CudaDriver::Get();
+  for (auto& [event, bytes] : job.pending) {
+    (void)bytes;
+    if (wait) (void)cuda.WaitEvent(job.device, event);
+    cuda.ReleaseEvent(job.device, event);
+  }
+  job.pending.clear();
+}
+
+namespace {
+
+int AcquireBounce(BouncePool& pool, size_t len, std::shared_ptr<Bounce>* out, std::string* why) {
+  Bounce b = pool.Acquire(len, why);
+  if (!b) return -FI_ENOMEM;
+  *out = std::make_shared<Bounce>(std::move(b));
+  return FI_SUCCESS;
+}
+
+}  // namespace
+
+CUresult EndpointHmem::CopyToHost(const DeviceBuffer& from, void* to, size_t n) {
+  return CudaDriver::Get().CopyToHost(from.device, to, from.ptr, n);
+}
+
+int EndpointHmem::PrepareOut(OpDevice& op, size_t* ready, std::string* why) {
+  op.dir = OpDevice::Dir::kOut;
+  if (const int rc = AcquireBounce(pool_, op.buffer.len, &op.bounce, why); rc != FI_SUCCESS) {
+    return rc;
+  }
+  if (op.buffer.len > config_.sync_max_bytes) {
+    *ready = 0;
+    return FI_SUCCESS;
+  }
+  CudaDriver& cuda = CudaDriver::Get();
+  if (op.buffer.len > 0) {
+    const CUresult r =
+        cuda.CopyToHost(op.buffer.device, op.bounce->data(), op.buffer.ptr, op.buffer.len);
+    if (r != kCudaSuccess) {
+      *why = "cuMemcpyDtoH from device " + std::to_string(op.buffer.device) +
+             " failed: " + cuda.ErrorText(r);
+      return -FI_EIO;
+    }
+  }
+  *ready = op.buffer.len;
+  return FI_SUCCESS;
+}
+
+CUresult EndpointHmem::QueueChunks(Job& job, void* dst, const void* src, size_t n) {
+  CudaDriver& cuda = CudaDriver::Get();
+  for (size_t done = 0; done < n;) {
+    const size_t len = std::min(config_.chunk_bytes, n - done);
+    CUevent event = nullptr;
+    CUresult r = cuda.AcquireEvent(job.device, &event);
+    if (r != kCudaSuccess) return r;
+    r = cuda.CopyAsync(job.device, job.dir, static_cast<std::byte*>(dst) + done,
+                       static_cast<const std::byte*>(src) + done, len, event);
+    if (r != kCudaSuccess) {
+      cuda.ReleaseEvent(job.device, event);
+      return r;
+    }
+    ++async_copies_;
+    done += len;
+    job.pending.emplace_back(event, done);
+  }
+  return kCudaSuccess;
+}
+
+int EndpointHmem::StartOut(uint64_t id, OpDevice& op, std::string* why) {
+  Job job;
+  job.id = id;
+  job.dir = Direction::kToHost;
+  job.device = op.buffer.device;
+  job.bounce = op.bounce;
+  const CUresult r = QueueChunks(job, op.bounce->data(), op.buffer.ptr, op.buffer.len);
+  if (r != kCudaSuccess) {
+    // Chunks already queued still land in the bounce buffer, which the job
+    // keeps alive; the caller fails the op.
+    *why = "cuMemcpyDtoHAsync from device " + std::to_string(op.buffer.device) +
+           " failed: " + CudaDriver::Get().ErrorText(r);
+    if (!job.pending.empty()) jobs_.push_back(std::move(job));
+    return -FI_EIO;
+  }
+  jobs_.push_back(std::move(job));
+  return FI_SUCCESS;
+}
+
+int EndpointHmem::PrepareIn(OpDevice& op, std::string* why) {
+  op.dir = OpDevice::Dir::kIn;
+  return AcquireBounce(pool_, op.buffer.len, &op.bounce, why);
+}
+
+EndpointHmem::InResult EndpointHmem::CompleteIn(uint64_t id, OpDevice& op, size_t bytes,
+                                                CUresult* r) {
+  bytes = std::min(bytes, op.buffer.len);
+  *r = kCudaSuccess;
+  if (bytes == 0) return InResult::kDone;
+  CudaDriver& cuda = CudaDriver::Get();
+  if (bytes <= config_.sync_max_bytes) {
+    *r = cuda.CopyToDevice(op.buffer.device, op.buffer.ptr, op.bounce->data(), bytes);
+    return InResult::kDone;
+  }
+  Job job;
+  job.id = id;
+  job.dir = Direction::kToDevice;
+  job.device = op.buffer.device;
+  job.bounce = op.bounce;
+  *r = QueueChunks(job, op.buffer.ptr, op.bounce->data(), bytes);
+  if (*r != kCudaSuccess) {
+    // What was queued must land before the buffers go: wait for it here (an
+    // error path, not the data path).
+    ReleaseEvents(job, /*wait=*/true);
+    return InResult::kDone;
+  }
+  jobs_.push_back(std::move(job));
+  return InResult::kHeld;
+}
+
+void EndpointHmem::Poll() {
+  CudaDriver& cuda = CudaDriver::Get();
+  // Reports may start or finish other operations: collect first, then report.
+  struct Report {
+    uint64_t id;
+    Direction dir;
+    size_t bytes;
+    bool finished;
+    CUresult r;
+  };
+  std::vector<Report> reports;
+  for (size_t i = 0; i < jobs_.size();) {
+    Job& job = jobs_[i];
+    size_t landed = 0;
+    CUresult r = kCudaSuccess;
+    while (!job.pending.empty()) {
+      ++event_polls_;
+      r = cuda.QueryEvent(job.device, job.pending.front().first);
+      if (r == kCudaErrorNotReady) {
+        r = kCudaSuccess;
+        break;
+      }
+      if (r != kCudaSuccess) break;
+      landed = job.pending.front().second;
+      cuda.ReleaseEvent(job.device, job.pending.front().first);
+      job.pending.pop_front();
+    }
+    const bool failed = r != kCudaSuccess;
+    const bool finished = job.pending.empty() || failed;
+    if (landed > 0 || finished) {
+      reports.push_back({job.id, job.dir, landed, finished, r});
+    }
+    if (finished) {
+      if (failed) ReleaseEvents(job, /*wait=*/true);
+      jobs_.erase(jobs_.begin() + static_cast<ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+  for (const Report& rep : reports) {
+    if (rep.dir == Direction::kToHost) {
+      if (rep.r != kCudaSuccess) {
+        events_.OnSourceFailed(rep.id, rep.r);
+      } else if (rep.bytes > 0) {
+        events_.OnSourceReady(rep.id, rep.bytes);
+      }
+    } else if (rep.finished) {
+      events_.OnCopyInDone(rep.id, rep.r);
+    }
+  }
+}
+
+}  // namespace uet::prov::hmem

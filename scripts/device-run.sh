@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# The whole FI_HMEM (CUDA) GPU run, in one call, on a bare offline GPU machine
+# (README "GPU buffers", spec-notes/hmem.md "What is owed on a GPU").
+#
+#   scripts/device-run.sh [BUILD_DIR] [DEB_DIR]       run (defaults: build/rel, .device-debs)
+#   scripts/device-run.sh --fetch-debs [DEB_DIR]       here: download the runtime .debs
+#   scripts/device-run.sh --bundle BUILD_DIR OUT_DIR   here: the three files the run needs,
+#                                                      stripped of debug info (small to carry)
+#
+# BUILD_DIR is a build tree (provider/libuet-fi.so, tests/hmem/uet_prov_hmem_test,
+# apps/uet-hmem-pingpong) or a --bundle folder. DEB_DIR holds Debian 12's
+# libfabric 1.17 and what it and the provider load (list below); they are
+# unpacked with dpkg -x into a private prefix, never over /. The mock CUDA
+# driver of the build tree is never put on the loader path: the tests are
+# told to fail, not skip, unless a real GPU answers (UET_HMEM_REQUIRE_GPU=1).
+#
+# Steps: prerequisites (build files, packages, a GPU and its driver) -> unpack
+# -> every library resolved -> the hmem gtests -> uet-hmem-pingpong matrix over
+# loopback (device<->device, host<->device, device<->host, tagged
+# device<->device; every size 0 B..64 MiB, data check) -> benchmark (host<->host
+# vs device<->device: 64 B and 4 KiB latency, 1 MiB and 16 MiB MB/s).
+# Results under $OUT (default ./device-results): summary.md, gtest.xml,
+# gtest.log, pingpong.log, bench.md, bench.log. Exit 0 only if all passed;
+# 2 when a prerequisite is missing (the message says which).
+# DEVICE_RUN_MOCK=BUILD/tests/hmem/fakecuda rehearses every step here without a
+# GPU, against the mock driver (~30 s; its numbers are not GPU numbers).
+set -uo pipefail
+
+DEBS=(libfabric1 libfabric-bin ibverbs-providers libibverbs1 librdmacm1 libpsm2-2
+      libpsm-infinipath1 libnl-3-200 libnl-route-3-200 libnuma1 libatomic1 liburing2
+      libabsl20220623 libssl3 libuuid1)
+# How the list was made (Debian 12): the packages owning what `ldd` lists for
+# libuet-fi.so, fi_pingpong and fi_info, less libc6/libgcc-s1/libstdc++6 (the
+# GPU machine's own are newer), checked by `apt-cache depends libfabric1`.
+
+die() { echo "device-run: $*" >&2; exit 2; }
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+if [[ ${1:-} == --fetch-debs ]]; then
+  dir=${2:-$here/.device-debs}
+  mkdir -p "$dir" && cd "$dir" || die "cannot use $dir"
+  apt-get download "${DEBS[@]}" || die "apt-get download failed"
+  ls -1 "$dir"/*.deb
+  exit 0
+fi
+
+find_file() {  # find_file DIR NAME: the file in a build tree or a flat bundle
+  local f
+  for f in "$1/$2" "$1/provider/$2" "$1/tests/hmem/$2" "$1/apps/$2"; do
+    [[ -f $f ]] && { echo "$f"; return 0; }
+  done
+  return 1
+}
+ARTEFACTS=(libuet-fi.so uet_prov_hmem_test uet-hmem-pingpong)
+
+if [[ ${1:-} == --bundle ]]; then
+  [[ $# -eq 3 ]] || die "usage: $0 --bundle BUILD_DIR OUT_DIR"
+  mkdir -p "$3" || die "cannot create $3"
+  for a in "${ARTEFACTS[@]}"; do
+    f=$(find_file "$2" "$a") || die "no $a under $2 (build it: cmake --build $2 --target uet-fi uet_prov_hmem_test uet-hmem-pingpong)"
+    cp "$f" "$3/$a" && strip --strip-debug "$3/$a" || die "cannot copy $f"
+  done
+  du -sh "$3"
+  exit 0
+fi
+
+BUILD=${1:-$here/build/rel}
+DEBDIR=${2:-$here/.device-debs}
+OUT=${OUT:-$PWD/device-results}
+
+# ---- prerequisites: what is here first, then the GPU ----
+declare -A path
+for a in "${ARTEFACTS[@]}"; do
+  path[$a]=$(find_file "$BUILD" "$a") ||
+    die "prerequisite missing: $a not found in $BUILD (a build tree or a --bundle folder)"
+done
+shopt -s nullglob
+debs=("$DEBDIR"/*.deb)
+[[ ${#debs[@]} -gt 0 ]] || die "prerequisite missing: no .deb in $DEBDIR (fetch them with $0 --fetch-debs)"
+for p in "${DEBS[@]}"; do
+  found=("$DEBDIR/${p}_"*.deb)
+  [[ ${#found[@]} -gt 0 ]] || die "prerequisite missing: $DEBDIR has no ${p}_*.deb"
+done
+command -v dpkg >/dev/null || { command -v ar >/dev/null && command -v tar >/dev/null; } ||
+  die "prerequisite missing: neither dpkg nor ar+tar to unpack the packages"
+echo "device-run: build files and ${#debs[@]} packages present"
+
+# DEVICE_RUN_MOCK=<build>/tests/hmem/fakecuda: a rehearsal of this script
+# without a GPU (every step against the mock driver; nothing it measures is a
+# GPU result, and the summary says so).
+mock=${DEVICE_RUN_MOCK:-}
+gpu=""
+if [[ -n $mock ]]; then
+  [[ -e $mock/libcuda.so.1 ]] || die "DEVICE_RUN_MOCK=$mock has no libcuda.so.1"
+  gpu="none: REHEARSAL against the mock CUDA driver ($mock), not a GPU run"
+elif command -v nvidia-smi >/dev/null 2>&1; then
+  gpu=$(nvidia-smi -L 2>/dev/null | head -1)
+fi
+if [[ -z $mock && -z $gpu && ! -e /dev/nvidia0 ]]; then
+  die "no GPU: nvidia-smi lists none and /dev/nvidia0 does not exist; this run needs an NVIDIA GPU and its driver (the CI runs the mock-driver tests instead: ctest -L mock-driver)"
+fi
+libcuda=$( { ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 /{print $NF; exit}'; } )
+extra_lib_dir=""
+[[ -n $mock ]] && { libcuda=$mock/libcuda.so.1; extra_lib_dir=$mock; }
+if [[ -z $libcuda ]]; then
+  IFS=: read -r -a ld_dirs <<<"${LD_LIBRARY_PATH:-}"
+  for d in "${ld_dirs[@]}" /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/local/nvidia/lib64 \
+           /usr/local/cuda/compat; do
+    [[ -n $d && -e $d/libcuda.so.1 ]] && { libcuda=$d/libcuda.so.1; extra_lib_dir=$d; break; }
+  done
+fi
+[[ -n $libcuda ]] || die "no GPU driver library: libcuda.so.1 is not on the loader path (GPU: ${gpu:-/dev/nvidia0})"
+if [[ -z $mock ]]; then
+  case $libcuda in *fakecuda*) die "the mock driver ($libcuda) is on the loader path: remove it";; esac
+fi
+echo "device-run: GPU: ${gpu:-/dev/nvidia0}; driver library $libcuda"
+mkdir -p "$OUT" || die "cannot create $OUT"
+
+# ---- unpack into a private prefix ----
+PREFIX=$(mktemp -d /tmp/uet-device-prefix.XXXXXX) || die "mktemp failed"
+for d in "${debs[@]}"; do
+  if command -v dpkg >/dev/null; then
+    dpkg -x "$d" "$PREFIX" || die "dpkg -x $d failed"
+  else
+    member=$(ar t "$d" | grep '^data\.tar') || die "$d has no data.tar"
+    case $member in
+      *.xz) z=--xz ;; *.zst) z=--zstd ;; *.gz) z=--gzip ;; *) z= ;;
+    esac
+    ar p "$d" "$member" | tar -x $z -C "$PREFIX" -f - || die "unpacking $d failed"
+  fi
+done
+LIBS=$PREFIX/usr/lib/x86_64-linux-gnu:$PREFIX/lib/x86_64-linux-gnu${extra_lib_dir:+:$extra_lib_dir}
+export LD_LIBRARY_PATH=$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=$PREFIX/usr/bin:$PATH
+export FI_PROVIDER_PATH=$(dirname "${path[libuet-fi.so]}")
+[[ -z $mock ]] && export UET_HMEM_REQUIRE_GPU=1
+for a in "${ARTEFACTS[@]}"; do
+  missing=$(ldd "${path[$a]}" 2>&1 | grep "not found" || true)
+  [[ -z $missing ]] || die "$a: libraries not found after unpacking: $missing"
+done
+fi_info -p uet >/dev/null 2>&1 || die "libfabric does not load the uet provider (FI_PROVIDER_PATH=$FI_PROVIDER_PATH; FI_LOG_LEVEL=warn says why)"
+echo "device-run: prefix $PREFIX; libfabric $(fi_info --version 2>/dev/null | awk '/libfabric:/{print $2}') loads uet"
+
+fail=0
+{
+  echo "# FI_HMEM device run"
+  echo
+  echo "- date: $(date -u +%FT%TZ)"
+  echo "- GPU: ${gpu:-/dev/nvidia0}"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null |
+    sed 's/^/- nvidia-smi: /'
+  echo "- kernel: $(uname -r); CPUs: $(nproc)"
+  echo
+} >"$OUT/summary.md"
+
+# ---- the hmem gtests, against the real driver ----
+echo "device-run: gtests"
+if timeout 240 "${path[uet_prov_hmem_test]}" --gtest_output=xml:"$OUT/gtest.xml" \
+    >"$OUT/gtest.log" 2>&1; then
+  result=passed
+else
+  result="FAILED (exit $?)"
+  fail=1
+fi
+echo "- gtests (uet_prov_hmem_test, ${mock:+MOCK driver}${mock:-real driver}): $result; $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/gtest.log" | tr '\n' ' ')" >>"$OUT/summary.md"
+
+# ---- ping-pong over loopback ----
+port=$((30000 + RANDOM % 20000))
+# Each run has a time limit (PP_TIMEOUT seconds): the device tool gives a call
+# 10 minutes, and a stuck run must not take the others' results with it.
+PP_TIMEOUT=120
+pingpong() {  # pingpong SERVER_MEM CLIENT_MEM ARGS...: one run, output appended to $log
+  local smem=$1 cmem=$2
+  shift 2
+  port=$((port + 1))
+  echo "### server -m $smem, client -m $cmem: $*" >>"$log"
+  timeout $PP_TIMEOUT "${path[uet-hmem-pingpong]}" -p uet -e rdm -m "$smem" -B $port -s 127.0.0.1 "$@" \
+    >>"$log.server" 2>&1 &
+  local spid=$!
+  timeout $PP_TIMEOUT "${path[uet-hmem-pingpong]}" -p uet -e rdm -m "$cmem" -P $port -s 127.0.0.1 "$@" \
+    127.0.0.1 >>"$log" 2>&1
+  local crc=$?
+  wait $spid
+  local src=$?
+  echo "(client exit $crc, server exit $src)" >>"$log"
+  [[ $crc -eq 0 && $src -eq 0 ]]
+}
+
+echo "device-run: ping-pong matrix"
+log=$OUT/pingpong.log
+: >"$log"
+{
+  echo
+  echo "## Ping-pong matrix (uet-hmem-pingpong -S all -c, loopback)"
+  echo
+  echo "| client | server | mode | result |"
+  echo "|---|---|---|---|"
+} >>"$OUT/summary.md"
+for pair in "cuda cuda" "host cuda" "cuda host" "cuda cuda tagged"; do
+  set -- $pair
+  extra=()
+  [[ ${3:-} == tagged ]] && extra=(-m tagged)
+  if pingpong "$2" "$1" -S all -I 5 -w 1 -c "${extra[@]}"; then r=pass; else r=FAIL; fail=1; fi
+  echo "| $1 | $2 | ${3:-msg} | $r |" >>"$OUT/summary.md"
+done
+cat "$log.server" >>"$log" 2>/dev/null && rm -f "$log.server"
+
+# ---- benchmark: host<->host vs device<->device ----
+echo "device-run: benchmark"
+PP_TIMEOUT=60
+log=$OUT/bench.log
+: >"$log"
+declare -A iters=([64]=2000 [4096]=2000 [1048576]=200 [16777216]=30)
+{
+  echo "# FI_HMEM benchmark: uet-hmem-pingpong over loopback, $(date -u +%F)"
+  echo
+  echo "usec = half a round trip; MB/s = size / usec (one way). GPU: ${gpu:-?}"
+  echo
+  echo "| memory | 64 B usec | 4 KiB usec | 1 MiB MB/s | 16 MiB MB/s |"
+  echo "|---|---|---|---|---|"
+} >"$OUT/bench.md"
+for mem in host cuda; do
+  row="| $mem<->$mem |"
+  for size in 64 4096 1048576 16777216; do
+    if pingpong $mem $mem -S $size -I ${iters[$size]} -w $((iters[$size] / 10)); then
+      usec=$(awk -v s=$size '$1 == s {print $7}' "$log" | tail -1)
+      if [[ $size -le 4096 ]]; then
+        row+=" $usec |"
+      else
+        row+=" $(awk -v s=$size -v u="$usec" 'BEGIN {printf "%.0f", s / u}') |"
+      fi
+    else
+      row+=" FAIL |"
+      fail=1
+    fi
+  done
+  echo "$row" >>"$OUT/bench.md"
+done
+rm -f "$log.server"
+{ echo; cat "$OUT/bench.md"; } >>"$OUT/summary.md"
+rm -rf "$PREFIX"
+echo "device-run: $([[ $fail -eq 0 ]] && echo all passed || echo FAILURES): results in $OUT"
+cat "$OUT/summary.md"
+exit $fail
