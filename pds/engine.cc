@@ -116,6 +116,11 @@ Status EngineConfig::Validate() const {
   if (fast_retransmit_threshold > mp_range) {
     return Error::Invalid(kContext, "fast_retransmit_threshold", fast_retransmit_threshold);
   }
+  // More later packets than MP_RANGE can never be acknowledged: loss detection off in effect.
+  if (entropy_count > 1 && sprayed_fast_retransmit_threshold > mp_range) {
+    return Error::Invalid(kContext, "sprayed_fast_retransmit_threshold",
+                          sprayed_fast_retransmit_threshold);
+  }
   // An unknown cc_name or an invalid cc config: MakeController's error.
   Result<std::unique_ptr<cc::Controller>> probe = cc::MakeController(cc_name, cc);
   if (!probe.ok()) return probe.error();

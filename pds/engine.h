@@ -78,6 +78,13 @@ struct EngineConfig {
   static constexpr uint32_t kDefaultMaxRudiOutstanding = 4096;
   // A PSN counts as lost once this many PSNs above it are acknowledged.
   static constexpr uint32_t kDefaultFastRetransmitThreshold = 3;
+  // For a PDC sprayed over several EVs: a packet counts as lost once this many
+  // packets sent after it on the same EV (one ECMP path, in order) are
+  // acknowledged. PSN distance does not work there: two paths of different
+  // queueing reorder by hundreds of PSNs (spec-notes/pds.md "Entropy and
+  // spraying": 32 EVs over two rate-limited links, ~930 spurious fast
+  // retransmissions per 6 MiB with the PSN rule).
+  static constexpr uint32_t kDefaultSprayedFastRetransmitThreshold = 3;
   // A target asks for a clear (CLEAR_REQ) when a guaranteed-delivery response
   // has waited this long.
   static constexpr Duration kDefaultClearRequestAfter = std::chrono::milliseconds(1);
@@ -103,6 +110,9 @@ struct EngineConfig {
   size_t rod_reorder_bytes = kDefaultRodReorderBytes;    // 0: Go-Back-N (drop + ROD_OOO)
   uint32_t max_rudi_outstanding = kDefaultMaxRudiOutstanding;
   uint32_t fast_retransmit_threshold = kDefaultFastRetransmitThreshold;  // 0: off
+  // Used instead of fast_retransmit_threshold when entropy_count > 1, in
+  // packets of the same EV (0: off, the RTO alone).
+  uint32_t sprayed_fast_retransmit_threshold = kDefaultSprayedFastRetransmitThreshold;
   Duration clear_request_after = kDefaultClearRequestAfter;
   // Start_PSN validation for secure PDCs (the 1-RTT method): a SYN for a PDC
   // this target does not have opens nothing and delivers nothing; the target
@@ -335,6 +345,7 @@ class Engine {
   void HandleNack(TimePoint now, const FabricAddress& from, const Nack& nack);
   void HandleRto(TimePoint now, Pdc& pdc);
   void FastRetransmit(TimePoint now, Pdc& pdc);
+  void SprayedFastRetransmit(TimePoint now, Pdc& pdc);
   void GoBack(TimePoint now, Pdc& pdc, Psn from);
   // The initiator PDC was forgotten by the target (idle expiry): move every
   // unacked and queued request to a fresh PDC.

@@ -153,6 +153,7 @@ void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
     // socket (EV 0), so the target learns the FEP address.
     if (retx) tx.entropy.OnLost(s.ev);
     s.ev = req.syn ? 0 : tx.entropy.Next();
+    s.ev_seq = ++tx.ev_sent[s.ev];
     Emit(pdc.peer, req, s.ses_and_payload, s.ev);
   }
   s.sent_at = now;
@@ -207,6 +208,7 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
     // Packets covered cumulatively may have been marked too: their EVs are
     // not recycled as clean.
     if (trigger) tx.entropy.OnDelivered(s.ev, ack.m);
+    if (s.kind != SentKind::kClose) tx.ev_acked[s.ev] = std::max(tx.ev_acked[s.ev], s.ev_seq);
     acked_bytes += s.bytes;
     ++acked_packets;
     tx.bytes_in_flight -= s.bytes;
@@ -269,8 +271,12 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
 }
 
 void Engine::FastRetransmit(TimePoint now, Pdc& pdc) {
-  const uint32_t k = config_.fast_retransmit_threshold;
   SenderHalf& tx = *pdc.tx;
+  if (tx.entropy.count() > 1) {
+    SprayedFastRetransmit(now, pdc);
+    return;
+  }
+  const uint32_t k = config_.fast_retransmit_threshold;
   if (k == 0 || tx.window.in_flight() == 0) return;
   // Only PSNs at least k below the highest acked one qualify.
   if (static_cast<int64_t>(tx.highest_acked - tx.window.cack()) <= static_cast<int64_t>(k)) {
@@ -280,6 +286,25 @@ void Engine::FastRetransmit(TimePoint now, Pdc& pdc) {
     SentPacket& s = tx.slot(psn);
     if (!s.used || s.fast_retransmitted || psn > tx.reported_through) return;
     if (static_cast<int64_t>(tx.highest_acked - psn) < static_cast<int64_t>(k)) return;
+    s.fast_retransmitted = true;
+    s.retransmitted = true;
+    Transmit(now, pdc, psn, /*retx=*/true);
+    ++pdc.counters.retransmissions_fast;
+  });
+}
+
+// Sprayed over several paths, PSN order says little: paths of different
+// queueing reorder by hundreds of packets (spec-notes/pds.md "Entropy and
+// spraying"). Each EV is one ECMP path and delivers in order, so a packet is
+// lost once k packets sent after it on its own EV are acknowledged.
+void Engine::SprayedFastRetransmit(TimePoint now, Pdc& pdc) {
+  const uint32_t k = config_.sprayed_fast_retransmit_threshold;
+  SenderHalf& tx = *pdc.tx;
+  if (k == 0 || tx.window.in_flight() == 0) return;
+  tx.window.ForEachOutstanding(false, [&](Psn psn) {
+    SentPacket& s = tx.slot(psn);
+    if (!s.used || s.fast_retransmitted || s.kind == SentKind::kClose) return;
+    if (tx.ev_acked[s.ev] < s.ev_seq || tx.ev_acked[s.ev] - s.ev_seq < k) return;
     s.fast_retransmitted = true;
     s.retransmitted = true;
     Transmit(now, pdc, psn, /*retx=*/true);

@@ -14,6 +14,8 @@ SenderHalf::SenderHalf(Psn start_psn, SendWindow send_window, RtoEstimator estim
       last_goback(start_psn - 1),
       cc(std::move(controller)),
       entropy(std::move(entropy_values)),
+      ev_sent(entropy.count(), 0),
+      ev_acked(entropy.count(), 0),
       slots_(std::bit_ceil(window.mp_range())),
       mask_(static_cast<uint32_t>(slots_.size() - 1)) {}
 

@@ -45,6 +45,7 @@ struct SentPacket {
   bool retransmitted = false;
   bool fast_retransmitted = false;
   uint16_t ev = 0;  // entropy value of its last transmission
+  uint32_t ev_seq = 0;  // SenderHalf::ev_sent[ev] at its last transmission
 };
 
 // A request submitted while the window (or the controller) was full.
@@ -77,6 +78,10 @@ class SenderHalf {
   std::deque<QueuedPacket> queue;  // waiting for window space
   std::unique_ptr<cc::Controller> cc;  // never null
   EntropySelector entropy;             // EngineConfig::entropy_count
+  // Per EV (one ECMP path, which delivers in order): packets sent on it, and
+  // the highest SentPacket::ev_seq of a packet on it any ACK acknowledged.
+  // Loss detection of sprayed PDCs (Engine::FastRetransmit).
+  std::vector<uint32_t> ev_sent, ev_acked;
   // The highest PSN whose ACK asked for a clear (REQ = CLEAR): a CLEAR goes
   // out once everything up to it is acked.
   std::optional<Psn> clear_wanted;

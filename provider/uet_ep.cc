@@ -149,6 +149,12 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
     c.pds.cc.rccc.base_rtt = rtt;
   }
   c.pds.entropy_count = static_cast<uint16_t>(p.ev_count);  // range checked by fi_enable
+  if (p.spray_fast_retx != -1) {
+    // Negative or beyond mp_range: the engine's Validate refuses it (-FI_EINVAL).
+    c.pds.sprayed_fast_retransmit_threshold =
+        p.spray_fast_retx < 0 ? UINT32_MAX
+                              : static_cast<uint32_t>(std::min<int64_t>(p.spray_fast_retx, UINT32_MAX));
+  }
   c.pid_on_fep = ep.local.pid_on_fep;
   c.resource_index = ep.local.start_resource_index;
   return c;

@@ -80,6 +80,7 @@ ProviderParams ReadParams() {
   }
   if (fi_param_get_int(&g_provider, "ev_count", &v) == FI_SUCCESS) p.ev_count = v;
   if (fi_param_get_int(&g_provider, "ev_port_base", &v) == FI_SUCCESS) p.ev_port_base = v;
+  if (fi_param_get_int(&g_provider, "spray_fast_retx", &v) == FI_SUCCESS) p.spray_fast_retx = v;
   if (fi_param_get_int(&g_provider, "cc_base_rtt_us", &v) == FI_SUCCESS && v > 0) {
     p.cc_base_rtt_us = v;
   }
@@ -288,6 +289,10 @@ constexpr ParamDef kParamDefs[] = {
      "Multipath spraying: source port of EV 1; EVs 2.. count up from it (default 0: "
      "ephemeral ports). Pinned ports take the same ECMP paths on every run; each "
      "endpoint of a host needs its own range (a port in use fails fi_enable)"},
+    {"spray_fast_retx", FI_PARAM_INT,
+     "Multipath spraying: a packet of a sprayed PDC counts as lost (fast "
+     "retransmission) once this many packets sent after it on its own EV (one "
+     "path, in order) are acknowledged, 0..128 (default 3; 0: the RTO alone)"},
     {"busy_poll_us", FI_PARAM_INT,
      "fi_cq_sread and fi_cntr_wait run progress without sleeping for this many "
      "microseconds before they sleep on the sockets (default 0: sleep at once)"},

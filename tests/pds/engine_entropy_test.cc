@@ -6,6 +6,7 @@
 // Harness: tests/pds/engine_test_util.h.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -22,6 +23,12 @@ class EntropyTest : public EngineTest {
     c.entropy_count = 4;
     c.sprayed_source_ports = true;
     return c;
+  }
+  // On an established PDC: requests 2 .. n+1 submitted and their first
+  // transmissions taken, not yet delivered.
+  std::vector<Sent> SprayBurst(uint64_t n) {
+    for (uint64_t i = 2; i < 2 + n; ++i) SubmitOk(A(), Req(i));
+    return TakeA();
   }
 };
 
@@ -89,6 +96,67 @@ TEST_F(EntropyTest, AnEcnMarkedEvIsSetAside) {
   for (uint16_t ev : used) on_2 += ev == 2;
   EXPECT_LT(on_2 * 10, used.size()) << "EV 2 carried " << on_2 << " of " << used.size();
   EXPECT_EQ(del_a_.CompletedTokens().size(), 200u);
+}
+
+TEST_F(EntropyTest, ReorderingAcrossPathsIsNotTakenForLoss) {
+  // EV 1's path is slow: its packets arrive after everything else, dozens of
+  // PSNs late. Each path delivers in order, and nothing was lost, so nothing
+  // is resent (the PSN-distance rule resent every late packet).
+  Build(Spraying(), Spraying());
+  SubmitOk(A(), Req(1));
+  Deliver(TakeOneA());
+  Exchange();
+  std::vector<Sent> burst = SprayBurst(60);
+  std::vector<Sent> late;
+  for (const Sent& s : burst) {
+    if (s.request() != nullptr && s.ev == 1) {
+      late.push_back(s);
+    } else {
+      Deliver(s);
+    }
+  }
+  ASSERT_GE(late.size(), 10u);
+  DeliverAll(TakeB());  // the ACKs (and SACKs) of the fast paths
+  std::vector<Sent> resent = TakeA();
+  size_t retx = 0;
+  for (const Sent& s : resent) retx += s.request() != nullptr && s.request()->retx;
+  EXPECT_EQ(retx, 0u);
+  EXPECT_EQ(A().TotalPdcCounters().retransmissions_fast, 0u);
+  DeliverAll(late);
+  DeliverAll(resent);
+  Settle();
+  EXPECT_EQ(del_b_.RequestTokens().size(), 61u);
+  EXPECT_EQ(B().TotalPdcCounters().duplicates, 0u);
+}
+
+TEST_F(EntropyTest, ALossOnOnePathIsResentOnceLaterPacketsOnThatPathAreAcked) {
+  // EV 1 loses its first packet; its later ones arrive: after three of them
+  // are acknowledged, the lost one goes again at once (no RTO).
+  Build(Spraying(), Spraying());
+  SubmitOk(A(), Req(1));
+  Deliver(TakeOneA());
+  Exchange();
+  std::vector<Sent> burst = SprayBurst(60);
+  std::optional<Psn> lost;
+  for (const Sent& s : burst) {
+    if (!lost && s.request() != nullptr && s.ev == 1) {
+      lost = s.request()->psn;
+      continue;
+    }
+    Deliver(s);
+  }
+  ASSERT_TRUE(lost.has_value());
+  DeliverAll(TakeB());
+  std::vector<Sent> resent = TakeA();
+  std::vector<Psn> retx;
+  for (const Sent& s : resent) {
+    if (s.request() != nullptr && s.request()->retx) retx.push_back(s.request()->psn);
+  }
+  EXPECT_EQ(retx, std::vector<Psn>{*lost});
+  EXPECT_EQ(A().TotalPdcCounters().retransmissions_fast, 1u);
+  DeliverAll(resent);
+  Settle();
+  EXPECT_EQ(del_b_.RequestTokens().size(), 61u);
 }
 
 }  // namespace
