@@ -4,10 +4,9 @@
 # a to b, 64 KiB messages,
 #   1. FI_UET_EV_COUNT=1 (single path): one r->s link carries the data;
 #   2. FI_UET_EV_COUNT=16: both links carry a substantial share (>= 15 %);
-# Not asserted yet (spec-notes/pds.md "Entropy and spraying"): that a marked or
-# lossy link's share falls. Each run opens new EV sockets on new ephemeral
-# ports, so the ECMP split (34..63 % on link 1) differs between the runs
-# being compared, and a run with 2 % loss on link 1 once failed (exit 113).
+# A marked or lossy link's share, goodput and incast: tests/net/multipath_test.sh
+# (pinned EV ports there; here each run opens new ephemeral ports, so the ECMP
+# split, 34..63 % on link 1, differs between runs).
 # Link shares are r->s transmit bytes (scripts/mpnet.sh counters).
 #
 #   tests/net/spray_test.sh PROVIDER_DIR

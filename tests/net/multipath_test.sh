@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Multipath spraying and congestion through the `uet` provider on the two-path
+# network of scripts/mpnet.sh (ctest net.multipath). fi_pingpong rdm with the
+# data check (-c) from a (and c) to b. EV sockets on pinned ports
+# (FI_UET_EV_PORT_BASE) and a fixed ECMP hash seed: the same EVs take the same
+# links in every run, so runs can be compared.
+#
+#   1. Share. 16 EVs, 64 KiB x 300: link 1's share of the r -> s bytes, clean,
+#      then with 30 % of link 1's packets CE-marked (its share falls by >= 10
+#      points: marked EVs are set aside), then with 5 % of them dropped (falls
+#      by >= 8 points: lost EVs are set aside); every run passes the data check.
+#   2. Goodput. Every r <-> s link a 40 Mbit/s tbf bottleneck (1 MiB queue, no
+#      drops): 1 MiB messages, 32 EVs move >= 1.7 x the MB/s of 1 EV.
+#   3. Incast 2 -> 1. a and c send to b at once through s -> b limited to
+#      40 Mbit/s (tbf) and CE-marked beyond 4 MB/s, NSCC: both pass the data
+#      check and retransmit <= 5 % of the packets they send.
+# Retransmissions and packets sent come from the provider's PDS counters,
+# logged when the endpoint closes (FI_LOG_LEVEL=info). Measured values are in
+# spec-notes/pds.md "Entropy and spraying".
+#
+#   tests/net/multipath_test.sh PROVIDER_DIR
+#
+# Needs root, ip, nft, tc, timeout and fi_pingpong: exits 77 (skipped) without
+# them. Every process runs under `timeout`; the trap stops them by PID and
+# takes the network down on every exit path.
+set -euo pipefail
+[ $# -eq 1 ] || { echo "usage: $0 PROVIDER_DIR" >&2; exit 2; }
+prov_dir=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")/../.." && pwd)
+mpnet=$here/scripts/mpnet.sh
+skip() { echo "multipath_test: SKIP: $*"; exit 77; }
+((EUID == 0)) || skip "needs root for network namespaces"
+for t in ip nft tc fi_pingpong timeout; do command -v "$t" >/dev/null || skip "needs $t"; done
+
+export UET_MPNET_ID=mp$$
+tmp=$(mktemp -d)
+pids=()
+# shellcheck disable=SC2317  # invoked by the trap
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM HUP
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  timeout 30 "$mpnet" down >/dev/null 2>&1 || true
+  rm -rf "$tmp"
+  ((rc == 0)) && echo "multipath_test: all passed in ${SECONDS} s"
+  exit "$rc"
+}
+trap cleanup EXIT INT TERM HUP
+eval "$("$mpnet" up --sender2)"
+
+fail() { echo "multipath_test: FAIL: $*" >&2; exit 1; }
+
+# pp_start LABEL CLIENT_NODE(a|c) UET_PORT EVS SIZE ITERS [VAR=VALUE...]
+# Starts a fi_pingpong server in b (on UDP port UET_PORT) and, once it
+# listens, its client in CLIENT_NODE, both in the background; logs go to
+# $tmp/LABEL.{server,client}.
+pp_start() {
+  local label=$1 node=$2 port=$3 evs=$4 size=$5 iters=$6
+  shift 6
+  local oob=$((41000 + RANDOM % 8000)) ns addr
+  local env=(env FI_PROVIDER_PATH="$prov_dir" FI_PROVIDER=uet FI_LOG_LEVEL=info FI_LOG_PROV=uet
+    FI_UET_EV_COUNT="$evs" FI_UET_PORT="$port" "$@")
+  # Each server in b its own EV port range.
+  ip netns exec "$MPNET_NS_B" "${env[@]}" FI_UET_ADDR="$MPNET_ADDR_B" \
+    FI_UET_EV_PORT_BASE=$((46000 + 100 * (port - 4793))) \
+    timeout 90 fi_pingpong -p uet -e rdm -B "$oob" -S "$size" -I "$iters" -c \
+    >"$tmp/$label.server" 2>&1 &
+  pids+=($!)
+  eval "$label"_server=$!
+  for _ in $(seq 1 100); do
+    ip netns exec "$MPNET_NS_B" ss -Hltn "sport = :$oob" | grep -q . && break
+    sleep 0.1
+  done
+  if [ "$node" = a ]; then ns=$MPNET_NS_A addr=$MPNET_ADDR_A; else ns=$MPNET_NS_C addr=$MPNET_ADDR_C; fi
+  ip netns exec "$ns" "${env[@]}" FI_UET_ADDR="$addr" FI_UET_EV_PORT_BASE=47000 \
+    timeout 90 fi_pingpong -p uet -e rdm -P "$oob" -S "$size" -I "$iters" -c "$MPNET_ADDR_B" \
+    >"$tmp/$label.client" 2>&1 &
+  pids+=($!)
+  eval "$label"_client=$!
+}
+
+# pp_wait LABEL: waits for both sides; fails the test unless both exit 0.
+pp_wait() {
+  local label=$1 rc=0 s c
+  s=$(eval echo "\$${label}_server")
+  c=$(eval echo "\$${label}_client")
+  wait "$c" || rc=$?
+  wait "$s" || rc=$((rc ? rc : $?))
+  if [ "$rc" -ne 0 ]; then
+    grep -v "<info>" "$tmp/$label.client" "$tmp/$label.server" >&2 || true
+    fail "$label: fi_pingpong exited $rc"
+  fi
+}
+
+# mbps LABEL: fi_pingpong's MB/sec for the run.
+mbps() { awk '$1 ~ /^[0-9.]+[kmg]?$/ && NF >= 7 {print $6; exit}' "$tmp/$1.client"; }
+
+# counter LABEL NAME: the PDS counter NAME summed over both sides (0 if absent).
+counter() {
+  cat "$tmp/$1.client" "$tmp/$1.server" | grep -o " PDS:.*" | tr ' ' '\n' |
+    awk -F= -v n="$2" '$1 == n {s += $2} END {print s + 0}'
+}
+retx() { echo $(($(counter "$1" retransmissions_timeout) + $(counter "$1" retransmissions_fast))); }
+
+link_bytes() { "$mpnet" counters rs1 rs2 | awk '{printf "%s ", $3}'; }
+
+# share LABEL [VAR=VALUE...]: one 16-EV run a -> b; prints link 1's share (%).
+share() {
+  local label=$1 before after
+  shift
+  read -r -a before <<<"$(link_bytes)"
+  pp_start "$label" a 4793 16 65536 300 "$@"
+  pp_wait "$label"
+  read -r -a after <<<"$(link_bytes)"
+  local d1=$((after[0] - before[0])) d2=$((after[1] - before[1]))
+  echo $((100 * d1 / (d1 + d2)))
+}
+
+echo "== 1. share of a marked or lossy link"
+clean=$(share clean)
+"$mpnet" impair rs1 mark 30 >/dev/null
+marked=$(share marked)
+"$mpnet" impair rs1 clear >/dev/null
+"$mpnet" impair rs1 drop 5 >/dev/null
+lossy=$(share lossy)
+"$mpnet" impair rs1 clear >/dev/null
+echo "multipath_test: link 1 share: clean $clean %, 30 % marked $marked %, 5 % lost $lossy %" \
+  "(retransmissions $(retx lossy))"
+((marked <= clean - 10)) || fail "a CE-marked link kept its share ($marked % vs $clean % clean)"
+((lossy <= clean - 8)) || fail "a lossy link kept its share ($lossy % vs $clean % clean)"
+
+echo "== 2. goodput over two 40 Mbit/s links"
+"$mpnet" impair rs1,rs2,sr1,sr2 rate 40 1048576 >/dev/null
+pp_start one a 4793 1 1048576 3
+pp_wait one
+pp_start two a 4793 32 1048576 3
+pp_wait two
+"$mpnet" impair rs1,rs2,sr1,sr2 clear >/dev/null
+one=$(mbps one) two=$(mbps two)
+echo "multipath_test: 1 EV $one MB/s, 32 EVs $two MB/s" \
+  "(retransmissions $(retx one) / $(retx two))"
+awk -v a="$one" -v b="$two" 'BEGIN {exit !(b >= 1.7 * a)}' ||
+  fail "two paths gave $two MB/s, not >= 1.7 x one path's $one MB/s"
+
+echo "== 3. incast a + c -> b through a 40 Mbit/s, CE-marking s -> b"
+"$mpnet" impair sb rate 40 262144 >/dev/null
+"$mpnet" impair sb markrate 4 >/dev/null
+cc=(FI_UET_CC=nscc FI_UET_CC_LINK_MBPS=40 FI_UET_CC_BASE_RTT_US=1000)
+pp_start ia a 4793 16 1048576 4 "${cc[@]}"
+pp_start ic c 4794 16 1048576 4 "${cc[@]}"
+pp_wait ia
+pp_wait ic
+for l in ia ic; do
+  sent=$(counter "$l" packets_sent) r=$(retx "$l")
+  echo "multipath_test: incast $l: $(mbps "$l") MB/s, $r retransmissions of $sent packets"
+  ((sent > 0)) || fail "incast $l: no PDS counters in the logs"
+  ((r * 20 <= sent)) || fail "incast $l: retransmission storm ($r of $sent packets)"
+done
