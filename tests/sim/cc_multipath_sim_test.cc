@@ -24,34 +24,13 @@ namespace {
 
 using std::chrono::microseconds;
 
-constexpr uint32_t kPaths = 8;
-constexpr uint32_t kBadPath = 3;
-constexpr uint64_t kPathRateBps = 25'000'000'000;
-constexpr uint64_t kBadRateBps = 5'000'000'000;
+constexpr uint32_t kPaths = kMultipathPaths;
+constexpr uint32_t kBadPath = kMultipathBadPath;
+constexpr uint64_t kPathRateBps = kMultipathPathRateBps;
 constexpr Duration kWarmup = microseconds(50);
 
-LinkConfig PathLink(uint64_t rate_bps) {
-  LinkConfig l;
-  l.rate_bps = rate_bps;
-  l.propagation_delay = microseconds(1);
-  l.queue_capacity_bytes = 512 << 10;
-  // Mark above ~3.75 us of the path's own rate (3/4 of the 5 us NSCC target).
-  l.ecn_threshold_bytes = rate_bps / 8 * 375 / 100'000'000;
-  return l;
-}
-
 CcScenario Multipath(const std::string& cc, uint16_t evs, bool oblivious) {
-  CcScenario sc;
-  sc.cc = cc;
-  sc.senders = 4;
-  sc.messages = 300;
-  sc.link = PathLink(100'000'000'000);
-  sc.rx_paths.assign(kPaths, PathLink(kPathRateBps));
-  sc.rx_paths[kBadPath] = PathLink(kBadRateBps);
-  sc.entropy_count = evs;
-  sc.oblivious_spray = oblivious;
-  sc.cc_base_rtt = microseconds(7);  // 4 us propagation + serialization at 25 Gb/s
-  return sc;
+  return MultipathScenario(cc, evs, oblivious);
 }
 
 struct Spread {

@@ -218,6 +218,50 @@ SteadyState MeasureSteady(const CcOutcome& out, Duration bin, TimePoint from, Ti
   return st;
 }
 
+CcScenario IncastScenario(const std::string& cc, uint32_t senders, uint64_t messages) {
+  CcScenario sc;
+  sc.cc = cc;
+  sc.senders = senders;
+  sc.messages = messages;
+  sc.link.rate_bps = 100'000'000'000;
+  sc.link.propagation_delay = std::chrono::microseconds(1);
+  sc.link.queue_capacity_bytes = 1 << 20;
+  sc.link.ecn_threshold_bytes = 62'500 * 3 / 4;  // BDP at 100 Gb/s x 5 us, 3/4 of it
+  return sc;
+}
+
+CcScenario JoinLeaveScenario(const std::string& cc) {
+  CcScenario sc = IncastScenario(cc, 5, 1000);
+  sc.start = {Duration{}, Duration{}, Duration{}, Duration{}, kJoinAt};
+  sc.count = {1000, 1000, 1000, 1000, 300};
+  return sc;
+}
+
+namespace {
+LinkConfig PathLink(uint64_t rate_bps) {
+  LinkConfig l;
+  l.rate_bps = rate_bps;
+  l.propagation_delay = std::chrono::microseconds(1);
+  l.queue_capacity_bytes = 512 << 10;
+  l.ecn_threshold_bytes = rate_bps / 8 * 375 / 100'000'000;  // 3.75 us at the path's rate
+  return l;
+}
+}  // namespace
+
+CcScenario MultipathScenario(const std::string& cc, uint16_t evs, bool oblivious) {
+  CcScenario sc;
+  sc.cc = cc;
+  sc.senders = 4;
+  sc.messages = 300;
+  sc.link = PathLink(100'000'000'000);
+  sc.rx_paths.assign(kMultipathPaths, PathLink(kMultipathPathRateBps));
+  sc.rx_paths[kMultipathBadPath] = PathLink(kMultipathBadRateBps);
+  sc.entropy_count = evs;
+  sc.oblivious_spray = oblivious;
+  sc.cc_base_rtt = std::chrono::microseconds(7);  // 4 us propagation + serialization at 25 Gb/s
+  return sc;
+}
+
 SteadyState MeasureIncast(const CcOutcome& out, Duration bin, Duration warmup) {
   TimePoint first_done = TimePoint::Max();
   for (TimePoint t : out.done_at) first_done = std::min(first_done, t);

@@ -108,4 +108,26 @@ SteadyState MeasureIncast(const CcOutcome& outcome, Duration bin, Duration warmu
 
 double JainIndex(const std::vector<double>& x);
 
+// ---- the named scenarios (spec-notes/cc-bench.md) ----
+
+// cc_sim_test's topology: 100 Gb/s links, 1 us each way, the receiver's port
+// (1 MiB drop-tail, ECN CE above 3/4 of the 5 us NSCC target queue) the
+// bottleneck. `senders` -> 1, `messages` of 4000 B each.
+CcScenario IncastScenario(const std::string& cc, uint32_t senders, uint64_t messages);
+// The same topology: four long flows (1000 messages), a fifth (300) joins at
+// 200 us and leaves when done.
+CcScenario JoinLeaveScenario(const std::string& cc);
+inline constexpr Duration kJoinAt = std::chrono::microseconds(200);
+
+// Four senders (100 Gb/s uplinks) spray over `evs` EVs towards a receiver
+// whose port is kMultipathPaths parallel paths of 25 Gb/s; path
+// kMultipathBadPath runs at 5 Gb/s (as if cross traffic took 4/5 of it).
+// Each path: 512 KiB queue, ECN CE above ~3.75 us of its own rate.
+// `oblivious`: the hosts rotate over the EVs whatever the engine chose.
+inline constexpr uint32_t kMultipathPaths = 8;
+inline constexpr uint32_t kMultipathBadPath = 3;
+inline constexpr uint64_t kMultipathPathRateBps = 25'000'000'000;
+inline constexpr uint64_t kMultipathBadRateBps = 5'000'000'000;
+CcScenario MultipathScenario(const std::string& cc, uint16_t evs, bool oblivious);
+
 }  // namespace uet::sim
