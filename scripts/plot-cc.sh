@@ -70,7 +70,7 @@ if ($([ -n "$has_credit" ] && echo 1 || echo 0)) {
 }
 set ylabel "queue (us)"
 set yrange [0:*]
-plot "$tsv" using 1:3 with lines lw 1 lc rgb "#b03030" title "bottleneck"
+plot "$tsv" using 1:3 with lines lw 1 lc rgb "#b03030" title "queue"
 set ylabel "into receiver (Gb/s, 10-sample mean)"
 set xlabel "time (us)"
 plot for [i=0:$((flows - 1))] "$tmp/gbps.dat" using 1:(column(2 + i)) with lines lw 1 title sprintf("flow %d", i)
