@@ -15,6 +15,7 @@
 
 #include <cstdio>
 #include <numeric>
+#include <string>
 
 #include "tests/sim/cc_scenario.h"
 #include "tests/sim/sim_test_util.h"
@@ -28,10 +29,6 @@ constexpr uint32_t kPaths = kMultipathPaths;
 constexpr uint32_t kBadPath = kMultipathBadPath;
 constexpr uint64_t kPathRateBps = kMultipathPathRateBps;
 constexpr Duration kWarmup = microseconds(50);
-
-CcScenario Multipath(const std::string& cc, uint16_t evs, bool oblivious) {
-  return MultipathScenario(cc, evs, oblivious);
-}
 
 struct Spread {
   CcOutcome o;
@@ -50,9 +47,8 @@ Spread RunSpread(const CcScenario& sc, const SimSeed& seed, const char* label) {
   s.steady = MeasureIncast(s.o, sc.bin, kWarmup).utilisation;
   std::printf(
       "[ multipath] %-9s %-22s delivered %s, finish %.1f us, bad-path share %.4f, utilisation "
-      "to finish %.3f, while all run %.3f, retransmissions %llu, drops %llu, ECN marks %llu, EV "
-      "marked %llu lost "
-      "%llu\n",
+      "to finish %.3f, while all run %.3f, retransmissions %llu, drops %llu, ECN marks %llu, "
+      "EVs set aside for marks %llu, for resends %llu\n",
       sc.cc.c_str(), label, s.o.all_delivered ? "all" : "NOT ALL",
       static_cast<double>(s.o.finish.count()) / 1e3, s.bad_share, s.goodput, s.steady,
       static_cast<unsigned long long>(s.o.retransmissions),
@@ -74,8 +70,8 @@ struct Contrast {
 };
 
 Contrast RunContrast(const char* cc, const SimSeed& seed) {
-  Contrast c{RunSpread(Multipath(cc, 32, false), seed, "32 EVs, feedback"),
-             RunSpread(Multipath(cc, 32, true), seed, "32 EVs, oblivious")};
+  Contrast c{RunSpread(MultipathScenario(cc, 32, false), seed, "32 EVs, feedback"),
+             RunSpread(MultipathScenario(cc, 32, true), seed, "32 EVs, oblivious")};
   EXPECT_TRUE(c.feedback.o.all_delivered);
   EXPECT_TRUE(c.oblivious.o.all_delivered);
   EXPECT_GE(c.oblivious.bad_share, 0.07);  // the baseline really spreads
@@ -114,7 +110,7 @@ TEST_F(CcMultipathSim, NsccSteersOffTheCongestedPath) {
 // 8 paths carry anything (the congested one a whole sender's bytes when one
 // hashes onto it). Recorded for the contrast with spraying.
 TEST_F(CcMultipathSim, SinglePathUsesOnePathPerSender) {
-  const Spread s = RunSpread(Multipath("nscc+rccc", 1, false), seed_, "1 EV");
+  const Spread s = RunSpread(MultipathScenario("nscc+rccc", 1, false), seed_, "1 EV");
   EXPECT_TRUE(s.o.all_delivered);
   uint32_t used = 0;
   for (uint64_t b : s.o.path_bytes) used += b > 0 ? 1 : 0;

@@ -22,9 +22,11 @@
 // steady_*: incast and multipath from a warm-up to the first completion less
 // one 10 us bin; joinleave while all five run, from 20 base RTTs after the
 // join. bad_path_share: multipath only (else "-").
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <string_view>
 

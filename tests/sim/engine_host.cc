@@ -359,7 +359,7 @@ void EngineHost::SendOnPath(const FabricAddress& dst, std::span<const std::byte>
 }
 
 void EngineHost::SendOn(const FabricAddress& dst, std::span<const std::byte> bytes, uint16_t ev) {
-  if (Now() >= trace_from_) {
+  if (Now() >= trace_from_) {  // the engine's EV, before oblivious spraying replaces it
     std::fprintf(stderr, "%12lld %s -> %s ev %u  %s\n",
                  static_cast<long long>(Now().since_epoch.count()), address().ToString().c_str(),
                  dst.ToString().c_str(), ev, DescribePds(bytes).c_str());
@@ -384,8 +384,6 @@ void EngineHost::SendOn(const FabricAddress& dst, std::span<const std::byte> byt
             if (oblivious_evs_ > 1 && !p.syn) {
               ev = static_cast<uint16_t>(oblivious_next_++ % oblivious_evs_);
             }
-            if (requests_by_ev_.size() <= ev) requests_by_ev_.resize(ev + 1, 0);
-            ++requests_by_ev_[ev];
           } else if constexpr (std::is_same_v<T, pds::Ack>) {
             ++wire_.acks;
             if (p.next_hdr != pds::NextHeader::kNone) ++wire_.acks_with_response;

@@ -224,8 +224,6 @@ class EngineHost : public Host, public pds::PacketSink, public pds::Delivery {
   // established requests and rotates over EVs 0..n-1 instead: spraying that
   // no feedback steers, the baseline of the multipath tests. 0 or 1: off.
   void set_oblivious_spray(uint16_t n) { oblivious_evs_ = n; }
-  // Requests sent per EV (index = EV actually used on the wire).
-  const std::vector<uint64_t>& requests_by_ev() const { return requests_by_ev_; }
 
   // ---- Host ----
   void OnReceive(TimePoint now, const Packet& packet) override;
@@ -265,7 +263,6 @@ class EngineHost : public Host, public pds::PacketSink, public pds::Delivery {
   TimePoint trace_from_ = TimePoint::Max();
   uint16_t oblivious_evs_ = 0;
   uint64_t oblivious_next_ = 0;
-  std::vector<uint64_t> requests_by_ev_;
 };
 
 // `a` sent `count` requests to `b` and heard nothing back: every token failed
