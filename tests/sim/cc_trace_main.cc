@@ -195,6 +195,7 @@ int main(int argc, char** argv) {
       return uet::sim::Usage();
     }
   }
-  if (o.scenario.empty() || o.cc.empty() || o.sample_ns == 0) return uet::sim::Usage();
+  const bool known_cc = o.cc == "fixed" || o.cc == "nscc" || o.cc == "rccc" || o.cc == "nscc+rccc";
+  if (o.scenario.empty() || !known_cc || o.sample_ns == 0) return uet::sim::Usage();
   return uet::sim::Run(o);
 }
