@@ -216,6 +216,11 @@ const Pdc* Engine::FindPdc(PdcId local) const {
   return it == pdcs_.end() ? nullptr : it->second.get();
 }
 
+const cc::Controller* Engine::ControllerOf(PdcId local) const {
+  const Pdc* pdc = FindPdc(local);
+  return pdc != nullptr && pdc->tx ? pdc->tx->cc.get() : nullptr;
+}
+
 Pdc* Engine::FindPdcMutable(PdcId local) {
   auto it = pdcs_.find(local.value());
   return it == pdcs_.end() ? nullptr : it->second.get();

@@ -299,6 +299,10 @@ class Engine {
   // The open initiator PDC for this key, nullptr if none.
   const Pdc* FindInitiator(const FabricAddress& dst, PdsMode mode = PdsMode::kRud,
                            JobId job = JobId(), uint8_t tc = 0) const;
+  // The congestion controller of local PDC `local`'s sending half (nullptr:
+  // no such PDC or no sending half), read-only, for traces and tests: callers
+  // need not know where the engine keeps controllers.
+  const cc::Controller* ControllerOf(PdcId local) const;
 
  private:
   // {mode, JobID, dst, TC}; the source is this engine's address.

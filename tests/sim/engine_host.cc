@@ -13,6 +13,7 @@
 #include "pds/pdc.h"
 #include "pds/pds_header.h"
 #include "uet/bytes.h"
+#include "uet/udp_encap.h"
 
 namespace uet::sim {
 namespace {
@@ -349,10 +350,19 @@ void EngineHost::CheckWindow(const FabricAddress& dst, PdcId spdcid, Psn psn, bo
 }
 
 void EngineHost::Send(const FabricAddress& dst, std::span<const std::byte> bytes) {
-  if (Now() >= trace_from_) {
-    std::fprintf(stderr, "%12lld %s -> %s  %s\n",
+  SendOn(dst, bytes, 0);
+}
+
+void EngineHost::SendOnPath(const FabricAddress& dst, std::span<const std::byte> bytes,
+                            uint16_t ev) {
+  SendOn(dst, bytes, ev);
+}
+
+void EngineHost::SendOn(const FabricAddress& dst, std::span<const std::byte> bytes, uint16_t ev) {
+  if (Now() >= trace_from_) {  // the engine's EV, before oblivious spraying replaces it
+    std::fprintf(stderr, "%12lld %s -> %s ev %u  %s\n",
                  static_cast<long long>(Now().since_epoch.count()), address().ToString().c_str(),
-                 dst.ToString().c_str(), DescribePds(bytes).c_str());
+                 dst.ToString().c_str(), ev, DescribePds(bytes).c_str());
   }
   ByteReader r(bytes);
   Result<pds::PdsHeader> h = pds::ParsePdsHeader(r);
@@ -369,6 +379,11 @@ void EngineHost::Send(const FabricAddress& dst, std::span<const std::byte> bytes
             if (p.retx) ++wire_.request_retx;
             if (p.syn) ++wire_.requests_syn;
             CheckWindow(dst, p.spdcid, p.psn, p.syn, p.psn_offset, p.retx);
+            // The engine sends SYN packets on EV 0 (the target learns the FEP
+            // address from them): oblivious spraying leaves them there too.
+            if (oblivious_evs_ > 1 && !p.syn) {
+              ev = static_cast<uint16_t>(oblivious_next_++ % oblivious_evs_);
+            }
           } else if constexpr (std::is_same_v<T, pds::Ack>) {
             ++wire_.acks;
             if (p.next_hdr != pds::NextHeader::kNone) ++wire_.acks_with_response;
@@ -399,6 +414,8 @@ void EngineHost::Send(const FabricAddress& dst, std::span<const std::byte> bytes
   Packet p;
   p.dst = dst.ip;
   p.dst_port = dst.port;
+  // Port 0: Host::Send fills in this host's own port (EV 0).
+  p.src_port = ev == 0 ? 0 : SourcePortForEntropy(ev);
   p.bytes.assign(bytes.begin(), bytes.end());
   Host::Send(std::move(p));
 }

@@ -217,11 +217,21 @@ class EngineHost : public Host, public pds::PacketSink, public pds::Delivery {
   const WireStats& wire() const { return wire_; }
   const std::map<uint16_t, WirePdc>& wire_pdcs() const { return wire_pdcs_; }
 
+  // Multipath: a request the engine sends on entropy value `ev` >= 1 leaves
+  // from UDP source port SourcePortForEntropy(ev), as the provider's EV
+  // sockets do, so the switch's ECMP hash spreads EVs over its paths (EV 0:
+  // this host's own port). With `n` > 1 the host ignores the engine's EV for
+  // established requests and rotates over EVs 0..n-1 instead: spraying that
+  // no feedback steers, the baseline of the multipath tests. 0 or 1: off.
+  void set_oblivious_spray(uint16_t n) { oblivious_evs_ = n; }
+
   // ---- Host ----
   void OnReceive(TimePoint now, const Packet& packet) override;
   void OnTimer(TimePoint now) override;
   // ---- pds::PacketSink ----
   void Send(const FabricAddress& dst, std::span<const std::byte> packet) override;
+  void SendOnPath(const FabricAddress& dst, std::span<const std::byte> packet,
+                  uint16_t ev) override;
   // ---- pds::Delivery ----
   pds::SesResponse OnRequest(const pds::RxRequest& request,
                              std::span<const std::byte> ses_and_payload) override;
@@ -242,6 +252,8 @@ class EngineHost : public Host, public pds::PacketSink, public pds::Delivery {
   void CheckWindow(const FabricAddress& dst, PdcId spdcid, Psn psn, bool syn, uint16_t psn_offset,
                    bool retx);
   void ObserveAck(const FabricAddress& from, PdcId dpdcid, Psn cack);
+  // Send and SendOnPath: wire checks, then onto the network from `ev`'s port.
+  void SendOn(const FabricAddress& dst, std::span<const std::byte> bytes, uint16_t ev);
 
   std::unique_ptr<Random> random_;
   std::unique_ptr<pds::Engine> engine_;
@@ -249,6 +261,8 @@ class EngineHost : public Host, public pds::PacketSink, public pds::Delivery {
   WireStats wire_;
   std::map<uint16_t, WirePdc> wire_pdcs_;  // by local PDC ID
   TimePoint trace_from_ = TimePoint::Max();
+  uint16_t oblivious_evs_ = 0;
+  uint64_t oblivious_next_ = 0;
 };
 
 // `a` sent `count` requests to `b` and heard nothing back: every token failed
