@@ -83,10 +83,13 @@ Contrast RunContrast(const char* cc, const SimSeed& seed) {
 // utilisation while all four run 0.74 against 0.28; last completion at 389 us
 // against 1047 us. Over 13 seeds: share 0.031-0.051, at most 0.56 of the
 // oblivious share; utilisation 0.27-0.74, at least 1.2x the oblivious one;
-// finish at most 0.70 of the oblivious one.
+// finish at most 0.70 of the oblivious one. Since sprayed PDCs detect loss
+// per EV (no spurious resends, which had also set EVs aside): default seed
+// share 0.024, retransmissions 0; seed 6 share 0.064 (its oblivious 0.183),
+// hence the absolute bound 0.07.
 TEST_F(CcMultipathSim, NsccRcccSteersOffTheCongestedPath) {
   const Contrast c = RunContrast("nscc+rccc", seed_);
-  EXPECT_LE(c.feedback.bad_share, 0.06);  // under half of an even 1/8
+  EXPECT_LE(c.feedback.bad_share, 0.07);  // near half of an even 1/8
   EXPECT_LE(c.feedback.bad_share, 0.6 * c.oblivious.bad_share);
   // Goodput does not collapse, and beats spraying without feedback.
   EXPECT_GE(c.feedback.steady, 0.25);
@@ -98,11 +101,12 @@ TEST_F(CcMultipathSim, NsccRcccSteersOffTheCongestedPath) {
 // coalesced ACK (1 in 4 at 16 KiB), and NSCC shrinks the whole PDC's window
 // for the slow path's delay, so the effect is smaller. Default seed: share
 // 0.097 against 0.125 oblivious, finish 952 us against 1290 us. Over 13 seeds
-// the share is 0.62-0.88 of the oblivious one, the finish 0.56-0.86.
+// the share is 0.62-0.88 of the oblivious one, the finish 0.56-0.86. With
+// per-EV loss detection the steady utilisation is 0.21-0.55 over 13 seeds.
 TEST_F(CcMultipathSim, NsccSteersOffTheCongestedPath) {
   const Contrast c = RunContrast("nscc", seed_);
   EXPECT_LE(c.feedback.bad_share, 0.92 * c.oblivious.bad_share);
-  EXPECT_GE(c.feedback.steady, 0.25);
+  EXPECT_GE(c.feedback.steady, 0.2);
   EXPECT_LE(c.feedback.o.finish.count(), 0.9 * c.oblivious.o.finish.count());
 }
 
