@@ -79,7 +79,7 @@ sample_stop() {
   wait "$sampler" 2>/dev/null || true
   sampler=
   awk -v bpm="$bytes_per_ms" '{s += $1; if ($1 > m) m = $1; n++}
-    END {if (n == 0) print "- | -"; else printf "%.1f | %.1f", s / n / bpm, m / bpm}' "$tmp/backlog"
+    END {if (n == 0) print "- / -"; else printf "%.1f / %.1f", s / n / bpm, m / bpm}' "$tmp/backlog"
 }
 
 cc_env() {  # cc_env CC LINK_MBPS
