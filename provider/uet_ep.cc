@@ -13,6 +13,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "pds/cc/factory.h"
+#include "provider/cc_tune.h"
 #include "provider/hmem/hmem_ops.h"
 #include "provider/packet_security.h"
 #include "provider/progress.h"
@@ -242,6 +244,20 @@ int EnableEndpoint(Endpoint& ep) {
     return -FI_EINVAL;
   }
   ses::EndpointConfig config = SesConfigFor(ep);
+  if (absl::Status tune = ApplyCcTune(Params().cc_tune, config.pds.cc); !tune.ok()) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: %s\n", std::string(tune.message()).c_str());
+    return -FI_EINVAL;
+  }
+  // The controller's own range checks (FI_UET_CC, its sizes and FI_UET_CC_TUNE),
+  // here so that they read as configuration errors, not as socket errors.
+  if (Result<std::unique_ptr<pds::cc::Controller>> probe =
+          pds::cc::MakeController(config.pds.cc_name, config.pds.cc);
+      !probe.ok()) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: congestion control (FI_UET_CC%s): %s\n",
+                 Params().cc_tune.empty() ? "" : ", FI_UET_CC_TUNE",
+                 probe.error().ToString().c_str());
+    return -FI_EINVAL;
+  }
   absl::StatusOr<std::optional<SecuritySetup>> security = SecuritySetupFor(ep, config);
   if (!security.ok()) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: TSS: %s\n",

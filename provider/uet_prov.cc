@@ -75,6 +75,8 @@ ProviderParams ReadParams() {
   }
   s = nullptr;
   if (fi_param_get_str(&g_provider, "cc", &s) == FI_SUCCESS && s != nullptr) p.cc = s;
+  s = nullptr;
+  if (fi_param_get_str(&g_provider, "cc_tune", &s) == FI_SUCCESS && s != nullptr) p.cc_tune = s;
   if (fi_param_get_int(&g_provider, "cc_link_mbps", &v) == FI_SUCCESS && v > 0) {
     p.cc_link_mbps = v;
   }
@@ -280,6 +282,12 @@ constexpr ParamDef kParamDefs[] = {
     {"cc_base_rtt_us", FI_PARAM_INT,
      "Congestion control: the unloaded round-trip time in microseconds (default: the "
      "controller's, 12)"},
+    {"cc_tune", FI_PARAM_STRING,
+     "Congestion control constants, comma-separated CONTROLLER.FIELD=VALUE, e.g. "
+     "nscc.md_gamma=0.5,nscc.base_rtt_us=200,rccc.target_bdp=2,fixed.window_bytes=262144: "
+     "every field of the fixed, nscc and rccc controllers (fi_uet(7) lists them; "
+     "spec-notes/cc.md says what each means); applied after FI_UET_CC_LINK_MBPS and "
+     "FI_UET_CC_BASE_RTT_US; an unknown key or bad value fails fi_enable"},
     {"ev_count", FI_PARAM_INT,
      "Multipath spraying: entropy values per endpoint, 1..256 (default 1: single "
      "path). Each EV beyond the first is one more UDP send socket (its source port "

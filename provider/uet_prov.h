@@ -100,6 +100,7 @@ struct ProviderParams {
   int64_t cc_base_rtt_us = 0;
   int64_t ev_count = 1;  // FI_UET_EV_COUNT: entropy values (send sockets) per endpoint
   int64_t ev_port_base = 0;  // FI_UET_EV_PORT_BASE: source port of EV 1 (0: ephemeral)
+  std::string cc_tune;  // FI_UET_CC_TUNE: controller constants (provider/cc_tune.h)
   int64_t spray_fast_retx = -1;  // FI_UET_SPRAY_FAST_RETX (-1: the engine's default)
   // FI_UET_BUSY_POLL_US: fi_cq_sread / fi_cntr_wait keep running progress
   // without sleeping for this long before they sleep in poll() (0: sleep at once).

@@ -42,6 +42,26 @@ TEST(IoParams, UnknownCongestionControllerFailsEnableWithEinval) {
   EXPECT_EQ(EnableResult(), -FI_EINVAL);
 }
 
+TEST(IoParams, UnknownCcTuneKeyFailsEnableWithEinval) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_CC_TUNE", "nscc.md_gamma=0.5,nscc.gama=1", 1);
+  EXPECT_EQ(EnableResult(), -FI_EINVAL);
+}
+
+TEST(IoParams, CcTuneValueTheControllerRefusesFailsEnableWithEinval) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_CC", "fixed", 1);
+  setenv("FI_UET_CC_TUNE", "fixed.window_bytes=0", 1);  // parses; no window at all
+  EXPECT_EQ(EnableResult(), -FI_EINVAL);
+}
+
+TEST(IoParams, CcTuneWithinRangeEnables) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_CC", "nscc+rccc", 1);
+  setenv("FI_UET_CC_TUNE", "nscc.md_gamma=0.5, nscc.base_rtt_us=200, rccc.target_bdp=2", 1);
+  EXPECT_EQ(EnableResult(), 0);
+}
+
 TEST(IoParams, MmsgBackendByNameEnables) {
   SKIP_UNLESS_FIRST_IN_PROCESS();
   setenv("FI_UET_IO_BACKEND", "mmsg", 1);
