@@ -268,9 +268,21 @@ void Engine::ForgetCcc(uint64_t freed_id) {
 }
 
 void Engine::DropInFlight(Pdc& pdc) {
-  if (!pdc.tx || pdc.ccc == nullptr) return;
+  if (!pdc.tx || pdc.ccc == nullptr || pdc.tx->bytes_in_flight == 0) return;
   pdc.ccc->bytes_in_flight -= pdc.tx->bytes_in_flight;
   pdc.tx->bytes_in_flight = 0;
+  released_.push_back(pdc.ccc->peer);
+}
+
+void Engine::PumpReleased(TimePoint now) {
+  // A PDC that failed or closed with packets in flight gave its part of the
+  // window back; the others of its CCC may have nothing in flight, hence no
+  // event of their own that would pump them.
+  while (!released_.empty()) {
+    const FabricAddress peer = released_.back();
+    released_.pop_back();
+    if (Ccc* ccc = cccs_.Find(peer)) PumpCcc(now, *ccc);
+  }
 }
 
 void Engine::Emit(const FabricAddress& to, const PdsHeader& header,
@@ -335,6 +347,7 @@ void Engine::OnPacket(TimePoint now, const FabricAddress& from, std::span<const 
         }
       },
       *parsed);
+  PumpReleased(now);
   FlushCompletions();
 }
 
@@ -370,6 +383,7 @@ void Engine::OnTimer(TimePoint now) {
   });
   RudiTimers(now);
   ReapPendingStarts(now);
+  PumpReleased(now);
   FlushCompletions();
 }
 

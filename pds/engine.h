@@ -328,8 +328,10 @@ class Engine {
   void LeaveCcc(Pdc& pdc);
   void ForgetCcc(uint64_t freed_id);
   // The PDC's sender half goes (or is replaced): its bytes leave the CCC's
-  // in-flight total.
+  // in-flight total, which may let the CCC's other PDCs send: they are pumped
+  // when the entry point ends (PumpReleased), not from inside a removal.
   void DropInFlight(Pdc& pdc);
+  void PumpReleased(TimePoint now);
   void Drop(DropReason reason) { counters_.drops.Count(reason); }
   // `ev`: the entropy value (0: the FEP's own socket).
   void Emit(const FabricAddress& to, const PdsHeader& header, std::span<const std::byte> payload,
@@ -459,6 +461,7 @@ class Engine {
   std::map<InitiatorKey, PdcId> initiator_by_key_;  // open initiator PDCs only
   std::map<TargetKey, PdcId> target_by_peer_;
   CccTable cccs_;
+  std::vector<FabricAddress> released_;  // CCCs whose in flight dropped (DropInFlight)
   // validate_start_psn: Start_PSNs minted for SYNs, until a SYN numbered from
   // one opens its PDC or new_pdc_time passes (the PENDING PDCs of REF).
   struct PendingStart {

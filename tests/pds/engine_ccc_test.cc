@@ -96,6 +96,29 @@ TEST_F(CccTest, PdcsOfOneCccTakeTurnsInTheWindow) {
   EXPECT_EQ(del_a_.CompletedTokens().size(), 35u);
 }
 
+TEST_F(CccTest, PdcThatFailsWithPacketsInFlightReleasesTheWindow) {
+  // Given a window of 2 packets full with PDC 1's, and PDC 2 waiting for it
+  // with nothing of its own in flight.
+  Build(WindowOfPackets(2));
+  SubmitOk(A(), OnJob(1, 1));
+  SubmitOk(A(), OnJob(2, 1));
+  SubmitOk(A(), OnJob(3, 2));
+  std::vector<Sent> first = TakeA();
+  ASSERT_EQ(CountRequests(first), 2u);
+  EXPECT_EQ(TokenOf(first[0].payload), 1u);
+  // When PDC 1 fails (a fatal NACK), expect PDC 2's packet to go at once.
+  Nack n;
+  n.nack_code = NackCode::kExpNackFatal;
+  n.nack_psn = first[0].request()->psn;
+  n.spdcid = kNoPdc;
+  n.dpdcid = first[0].request()->spdcid;
+  Inject(A(), kB, n);
+  EXPECT_EQ(Sorted(del_a_.FailedTokens()), (std::vector<uint64_t>{1, 2}));
+  std::vector<Sent> next = TakeA();
+  ASSERT_EQ(CountRequests(next), 1u) << "PDC 2 left waiting on a window nobody uses";
+  EXPECT_EQ(TokenOf(next[0].payload), 3u);
+}
+
 TEST_F(CccTest, ReverseAndForwardSendersToOnePeerShareTheCcc) {
   // B's reverse sender (on the target PDC A opened) goes to A, as would an
   // initiator PDC of B's to A: one CCC at B, whose window both use.
@@ -206,7 +229,7 @@ TEST_F(CccTest, InitiatorFailsThePdcOnNoCccAvail) {
   ASSERT_EQ(nacks.size(), 2u);
   EXPECT_EQ(nacks[0].nack()->nack_code, NackCode::kNoCccAvail);
   DeliverAll(nacks);
-  EXPECT_EQ(Sorted(del_a_.FailedTokens()), (std::vector<uint64_t>{1, 2}));
+  ASSERT_EQ(Sorted(del_a_.FailedTokens()), (std::vector<uint64_t>{1, 2}));
   EXPECT_EQ(del_a_.failed[0].failure.reason, FailureReason::kPeerNack);
   EXPECT_EQ(del_a_.failed[0].failure.last_nack_code, 0x05);
   EXPECT_EQ(A().pdc_count(), 0u);
