@@ -80,9 +80,9 @@ constexpr const char* kDropNames[kDropReasonCount] = {
     "drops.unexpected-type",   "drops.unsupported",       "drops.unknown-pdc-no-syn",
     "drops.invalid-syn",       "drops.header-mismatch",   "drops.mode-mismatch",
     "drops.out-of-window",     "drops.rod-out-of-order",  "drops.closing",
-    "drops.no-pdc-available",  "drops.no-resource",       "drops.ack-unknown-pdc",
-    "drops.ack-invalid",       "drops.nack-unknown-psn",  "drops.stale-response",
-    "drops.start-psn-challenged",
+    "drops.no-pdc-available",  "drops.no-ccc-available",  "drops.no-resource",
+    "drops.ack-unknown-pdc",   "drops.ack-invalid",       "drops.nack-unknown-psn",
+    "drops.stale-response",    "drops.start-psn-challenged",
 };
 
 static_assert(kDropNames[kDropReasonCount - 1] != nullptr, "a DropReason has no counter name");
@@ -127,6 +127,7 @@ const char* DropReasonName(DropReason r) {
     case DropReason::kRodOutOfOrder: return "rod-out-of-order";
     case DropReason::kClosing: return "closing";
     case DropReason::kNoPdcAvailable: return "no-pdc-available";
+    case DropReason::kNoCccAvailable: return "no-ccc-available";
     case DropReason::kNoResource: return "no-resource";
     case DropReason::kAckUnknownPdc: return "ack-unknown-pdc";
     case DropReason::kAckInvalid: return "ack-invalid";
@@ -166,6 +167,9 @@ EngineCounters& EngineCounters::operator+=(const EngineCounters& o) {
   pdcs_closed += o.pdcs_closed;
   pdcs_failed += o.pdcs_failed;
   table_full += o.table_full;
+  cccs_opened += o.cccs_opened;
+  cccs_freed += o.cccs_freed;
+  ccc_table_full += o.ccc_table_full;
   pdcs_expired += o.pdcs_expired;
   pdcs_reestablished += o.pdcs_reestablished;
   start_psn_challenges += o.start_psn_challenges;

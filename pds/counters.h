@@ -111,6 +111,7 @@ enum class DropReason : uint8_t {
   kRodOutOfOrder,      // ROD PSN not the next expected (UET_ROD_OOO)
   kClosing,            // PDC closing or closed (UET_CLOSING)
   kNoPdcAvailable,     // SYN but no PDC could be opened (UET_NO_PDC_AVAIL)
+  kNoCccAvailable,     // SYN from a new peer and the CCC table full (UET_NO_CCC_AVAIL)
   kNoResource,         // no buffer or SES resource for it (UET_NO_RESOURCE, ...)
   kAckUnknownPdc,      // ACK/NACK/control for a PDC we do not have
   kAckInvalid,         // ACK acknowledging a PSN never sent
@@ -137,6 +138,12 @@ struct EngineCounters {
   uint64_t pdcs_closed = 0;   // closed cleanly
   uint64_t pdcs_failed = 0;   // closed in error (retries exhausted, fatal NACK, ...)
   uint64_t table_full = 0;    // a PDC was wanted and the table had no free entry
+  // Congestion Control Contexts (pds/ccc_table.h): made, freed with their last
+  // PDC, and wanted for a new PDC while the table was full (Submit refused, or
+  // a SYN answered with UET_NO_CCC_AVAIL).
+  uint64_t cccs_opened = 0;
+  uint64_t cccs_freed = 0;
+  uint64_t ccc_table_full = 0;
   // Target PDCs removed after an unanswered CLOSE_REQ, stored responses nobody
   // cleared, or NACK INV_DPDCID answering a CLEAR_REQ.
   uint64_t pdcs_expired = 0;
@@ -216,6 +223,9 @@ void EngineCounters::Visit(Self& s, F& fn) {
   fn(std::string_view("pdcs_closed"), s.pdcs_closed);
   fn(std::string_view("pdcs_failed"), s.pdcs_failed);
   fn(std::string_view("table_full"), s.table_full);
+  fn(std::string_view("cccs_opened"), s.cccs_opened);
+  fn(std::string_view("cccs_freed"), s.cccs_freed);
+  fn(std::string_view("ccc_table_full"), s.ccc_table_full);
   fn(std::string_view("pdcs_expired"), s.pdcs_expired);
   fn(std::string_view("pdcs_reestablished"), s.pdcs_reestablished);
   fn(std::string_view("start_psn_challenges"), s.start_psn_challenges);

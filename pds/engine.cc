@@ -91,6 +91,7 @@ Status EngineConfig::Validate() const {
   UET_RETURN_IF_ERROR(rto.Validate());
   UET_RETURN_IF_ERROR(ack.Validate());
   if (max_pdcs < 1 || max_pdcs > 65535) return Error::Invalid(kContext, "max_pdcs", max_pdcs);
+  if (max_cccs < 1 || max_cccs > 65535) return Error::Invalid(kContext, "max_cccs", max_cccs);
   if (max_packet_bytes <= RudRodRequest::kSize || max_packet_bytes > 65535) {
     return Error::Invalid(kContext, "max_packet_bytes", max_packet_bytes);
   }
@@ -127,9 +128,12 @@ Status EngineConfig::Validate() const {
   return OkStatus();
 }
 
-Engine::Engine(const EngineConfig& config, Random& random, PacketSink& sink,
-               Delivery& delivery)
-    : config_(config), random_(random), sink_(sink), delivery_(delivery) {}
+Engine::Engine(const EngineConfig& config, Random& random, PacketSink& sink, Delivery& delivery)
+    : config_(config),
+      random_(random),
+      sink_(sink),
+      delivery_(delivery),
+      cccs_(config.max_cccs, config.cc_name, config.cc) {}
 
 Engine::~Engine() = default;
 
@@ -165,10 +169,7 @@ Result<std::unique_ptr<SenderHalf>> Engine::MakeSender(Psn start_psn) const {
   UET_ASSIGN_OR_RETURN(SendWindow window,
                        SendWindow::Create(SendWindowConfig{config_.mp_range}, start_psn));
   UET_ASSIGN_OR_RETURN(RtoEstimator rto, RtoEstimator::Create(config_.rto));
-  UET_ASSIGN_OR_RETURN(std::unique_ptr<cc::Controller> controller,
-                       cc::MakeController(config_.cc_name, config_.cc));
   return std::make_unique<SenderHalf>(start_psn, std::move(window), std::move(rto),
-                                      std::move(controller),
                                       EntropySelector(config_.entropy_count));
 }
 
@@ -198,6 +199,10 @@ Result<Pdc*> Engine::GetOrCreateInitiator(const SubmitRequest& request) {
     ++counters_.table_full;
     return Error::Invalid(kContext, "pdc table full", pdc_count());
   }
+  if (!cccs_.Available(request.dst)) {
+    ++counters_.ccc_table_full;
+    return Error::Invalid(kContext, "ccc table full", cccs_.size());
+  }
   Psn start(random_.Next32());
   UET_ASSIGN_OR_RETURN(std::unique_ptr<SenderHalf> tx, MakeSender(start));
   auto pdc = std::make_unique<Pdc>(PdcRole::kInitiator, request.mode, request.dst, *id, start);
@@ -205,6 +210,7 @@ Result<Pdc*> Engine::GetOrCreateInitiator(const SubmitRequest& request) {
   pdc->tc = request.tc;
   pdc->tx = std::move(tx);
   Pdc* raw = pdc.get();
+  UET_RETURN_IF_ERROR(JoinCcc(*raw));
   pdcs_.emplace(id->value(), std::move(pdc));
   initiator_by_key_.emplace(key, *id);
   ++counters_.pdcs_opened;
@@ -247,7 +253,46 @@ void Engine::RemovePdc(PdcId local) {
     gtd_stored_ -= pdc->rx->stored.size();
     for (const auto& [psn, r] : pdc->rx->reordered) reorder_bytes_ -= r.ses_and_payload.size();
   }
+  LeaveCcc(*pdc);
   retired_ += pdc->counters;
+}
+
+Status Engine::JoinCcc(Pdc& pdc) {
+  if (cccs_.Find(pdc.peer) == nullptr) ++counters_.cccs_opened;
+  UET_ASSIGN_OR_RETURN(pdc.ccc, cccs_.Join(pdc.peer, pdc.local));
+  return OkStatus();
+}
+
+void Engine::LeaveCcc(Pdc& pdc) {
+  if (pdc.ccc == nullptr) return;
+  DropInFlight(pdc);
+  Ccc& ccc = *pdc.ccc;
+  pdc.ccc = nullptr;
+  ForgetCcc(cccs_.Leave(ccc, pdc.local));
+}
+
+void Engine::ForgetCcc(uint64_t freed_id) {
+  if (freed_id == 0) return;
+  ++counters_.cccs_freed;
+  if (rx_cc_) rx_cc_->Forget(freed_id);
+}
+
+void Engine::DropInFlight(Pdc& pdc) {
+  if (!pdc.tx || pdc.ccc == nullptr || pdc.tx->bytes_in_flight == 0) return;
+  pdc.ccc->bytes_in_flight -= pdc.tx->bytes_in_flight;
+  pdc.tx->bytes_in_flight = 0;
+  released_.push_back(pdc.ccc->peer);
+}
+
+void Engine::PumpReleased(TimePoint now) {
+  // A PDC that failed or closed with packets in flight gave its part of the
+  // window back; the others of its CCC may have nothing in flight, hence no
+  // event of their own that would pump them.
+  while (!released_.empty()) {
+    const FabricAddress peer = released_.back();
+    released_.pop_back();
+    if (Ccc* ccc = cccs_.Find(peer)) PumpCcc(now, *ccc);
+  }
 }
 
 void Engine::Emit(const FabricAddress& to, const PdsHeader& header,
@@ -312,6 +357,7 @@ void Engine::OnPacket(TimePoint now, const FabricAddress& from, std::span<const 
         }
       },
       *parsed);
+  PumpReleased(now);
   FlushCompletions();
 }
 
@@ -336,14 +382,18 @@ void Engine::OnTimer(TimePoint now) {
       HandleRto(now, pdc);
       if (!pdcs_.contains(id)) continue;
     }
-    if (pdc.tx && pdc.tx->cc->NextDeadline() <= now) {
-      pdc.tx->cc->OnTimer(now);  // a controller may open its window: pump after
-      Pump(now, pdc);
-    }
     PdcTimers(now, pdc);
   }
+  // The CCCs' controllers: one may open its window, so pump its PDCs after.
+  // Pumping sends only; it removes no PDC or CCC.
+  cccs_.ForEach([&](Ccc& ccc) {
+    if (ccc.controller->NextDeadline() > now) return;
+    ccc.controller->OnTimer(now);
+    PumpCcc(now, ccc);
+  });
   RudiTimers(now);
   ReapPendingStarts(now);
+  PumpReleased(now);
   FlushCompletions();
 }
 
@@ -351,9 +401,10 @@ TimePoint Engine::NextDeadline() const {
   TimePoint next = TimePoint::Max();
   for (const auto& [id, pdc] : pdcs_) {
     if (pdc->rx) next = std::min(next, pdc->rx->ack.NextDeadline());
-    if (pdc->tx) next = std::min({next, pdc->tx->rto_deadline, pdc->tx->cc->NextDeadline()});
+    if (pdc->tx) next = std::min(next, pdc->tx->rto_deadline);
     next = std::min(next, PdcDeadline(*pdc));
   }
+  cccs_.ForEach([&](const Ccc& ccc) { next = std::min(next, ccc.controller->NextDeadline()); });
   for (const auto& [id, r] : rudi_) next = std::min(next, r->deadline);
   for (const auto& [key, p] : pending_starts_) {
     next = std::min(next, p.minted_at + config_.new_pdc_time);

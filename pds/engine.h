@@ -31,6 +31,7 @@
 
 #include "pds/ack_policy.h"
 #include "pds/cc/factory.h"
+#include "pds/ccc_table.h"
 #include "pds/counters.h"
 #include "pds/entropy.h"
 #include "pds/pds_header.h"
@@ -64,6 +65,8 @@ struct EngineConfig {
   // standard SES header, rounded up.
   static constexpr size_t kDefaultMaxPacketBytes = 4096 + 64;
   static constexpr uint32_t kDefaultMaxPdcs = 1024;
+  // One CCC per peer FEP: as many peers as PDCs is never short.
+  static constexpr uint32_t kDefaultMaxCccs = kDefaultMaxPdcs;
   // REF: 5 retries then PDC error (protocol-facts §2.14).
   static constexpr uint32_t kDefaultRetryLimit = 5;
   static constexpr uint32_t kDefaultMaxQueuedPerPdc = 4096;
@@ -101,6 +104,10 @@ struct EngineConfig {
   RtoConfig rto;
   AckPolicyConfig ack;
   uint32_t max_pdcs = kDefaultMaxPdcs;  // initiator + target PDCs; 1 .. 65535
+  // Congestion Control Contexts (pds/ccc_table.h), one per peer FEP with a
+  // PDC; 1 .. 65535. A new PDC that needs one when the table is full fails:
+  // Submit returns an error; a target answers NACK UET_NO_CCC_AVAIL (0x05).
+  uint32_t max_cccs = kDefaultMaxCccs;
   uint32_t retry_limit = kDefaultRetryLimit;  // timeouts without progress before failure
   size_t max_packet_bytes = kDefaultMaxPacketBytes;
   uint32_t max_queued_per_pdc = kDefaultMaxQueuedPerPdc;  // waiting for window space
@@ -132,7 +139,7 @@ struct EngineConfig {
   // the FEP address the SYN came from; replies go there.
   bool sprayed_source_ports = false;
   Duration new_pdc_time = kDefaultNewPdcTime;
-  // The congestion controller each initiator PDC (= CCC) gets, by
+  // The congestion controller each CCC (every PDC to one peer FEP) gets, by
   // cc::MakeController name, and the settings it is built from.
   std::string cc_name = std::string(cc::FixedWindow::kName);
   cc::ControllerConfig cc;
@@ -266,7 +273,8 @@ class Engine {
 
   // Sends one request packet (SES header + payload), or queues it until the
   // window allows. Errors (nothing queued, nothing sent): packet too big,
-  // invalid next_hdr, PDC table full, queue full, unknown reverse_of PDC.
+  // invalid next_hdr, PDC table full, CCC table full, queue full, unknown
+  // reverse_of PDC.
   Status Submit(TimePoint now, const SubmitRequest& request,
                 std::span<const std::byte> ses_header_and_payload);
   // One packet from the network, starting at the PDS header; `from` is the
@@ -289,6 +297,8 @@ class Engine {
   const EngineConfig& config() const { return config_; }
   // Live PDCs (open, closing, or lingering after close), both roles.
   size_t pdc_count() const { return pdcs_.size(); }
+  // Congestion Control Contexts in use (one per peer FEP with a live PDC).
+  size_t ccc_count() const { return cccs_.size(); }
   size_t rudi_outstanding() const { return rudi_.size(); }
   // Guaranteed-delivery responses stored, all PDCs.
   size_t gtd_stored() const { return gtd_stored_; }
@@ -325,6 +335,17 @@ class Engine {
   Pdc* FindPdcMutable(PdcId local);
   // Removes the PDC from every table; counters go to retired_.
   void RemovePdc(PdcId local);
+  // A new PDC joins its peer's CCC (making one if needed; the caller checked
+  // cccs_.Available). LeaveCcc takes it out and frees the CCC with its last
+  // PDC; ForgetCcc tells the receiver-side CC that a freed CCC is gone.
+  Status JoinCcc(Pdc& pdc);
+  void LeaveCcc(Pdc& pdc);
+  void ForgetCcc(uint64_t freed_id);
+  // The PDC's sender half goes (or is replaced): its bytes leave the CCC's
+  // in-flight total, which may let the CCC's other PDCs send: they are pumped
+  // when the entry point ends (PumpReleased), not from inside a removal.
+  void DropInFlight(Pdc& pdc);
+  void PumpReleased(TimePoint now);
   void Drop(DropReason reason) { counters_.drops.Count(reason); }
   // `ev`: the entropy value (0: the FEP's own socket).
   void Emit(const FabricAddress& to, const PdsHeader& header, std::span<const std::byte> payload,
@@ -338,7 +359,13 @@ class Engine {
   // ---- sender half (engine_tx.cc) ----
   Status SubmitToPdc(TimePoint now, Pdc& pdc, const SubmitRequest& request,
                      std::span<const std::byte> bytes);
+  // Sends what the window and the controller admit, on every PDC of `pdc`'s
+  // CCC (they share the controller's window), one packet per PDC in turn.
   void Pump(TimePoint now, Pdc& pdc);
+  void PumpCcc(TimePoint now, Ccc& ccc);
+  // One packet of `pdc`'s queue if its PSN window and the controller admit it.
+  enum class PumpStep : uint8_t { kSent, kPdcBlocked, kCcBlocked };
+  PumpStep PumpOne(TimePoint now, Pdc& pdc);
   // Stores a packet on a PSN just taken from the window and sends it.
   void SendNew(TimePoint now, Pdc& pdc, Psn psn, SentPacket packet);
   void Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx);
@@ -448,6 +475,8 @@ class Engine {
   std::map<uint16_t, std::unique_ptr<Pdc>> pdcs_;  // by local PDC ID
   std::map<InitiatorKey, PdcId> initiator_by_key_;  // open initiator PDCs only
   std::map<TargetKey, PdcId> target_by_peer_;
+  CccTable cccs_;
+  std::vector<FabricAddress> released_;  // CCCs whose in flight dropped (DropInFlight)
   // validate_start_psn: Start_PSNs minted for SYNs, until a SYN numbered from
   // one opens its PDC or new_pdc_time passes (the PENDING PDCs of REF).
   struct PendingStart {

@@ -75,6 +75,14 @@ Pdc* Engine::MatchRequest(TimePoint now, const FabricAddress& from, const RudRod
       ++counters_.pdcs_closed;
       RemovePdc(existing.local);
     }
+    // A new PDC shares its peer's CCC; a new peer needs a free one. Checked
+    // before Start_PSN validation: nothing is minted for a PDC that cannot open.
+    if (!cccs_.Available(from)) {
+      ++counters_.ccc_table_full;
+      Drop(DropReason::kNoCccAvailable);
+      SendNack(nullptr, from, NackCode::kNoCccAvail, req.psn, kNoPdc, req.spdcid);
+      return nullptr;
+    }
     if (config_.validate_start_psn && !StartPsnValidated(now, from, req, start)) return nullptr;
     std::optional<PdcId> id = AllocatePdcId();
     if (!id) {
@@ -91,6 +99,7 @@ Pdc* Engine::MatchRequest(TimePoint now, const FabricAddress& from, const RudRod
     pdc->established = true;
     pdc->rx = std::move(*rx);
     Pdc* raw = pdc.get();
+    if (!JoinCcc(*raw).ok()) return nullptr;  // unreachable: checked above, config validated
     pdcs_.emplace(id->value(), std::move(pdc));
     target_by_peer_.emplace(key, *id);
     ++counters_.pdcs_opened;
@@ -150,12 +159,13 @@ void Engine::HandleRequest(TimePoint now, const FabricAddress& from, const RudRo
   }
   ApplyClear(pdc, req.psn + req.clear_psn_offset);
   // The receiver's CC counts every request that crossed its last hop
-  // (duplicates and ones dropped below included), in the sender's byte count.
+  // (duplicates and ones dropped below included), in the sender's byte count,
+  // per CCC: the peer's sending controller is shared by all its PDCs to us.
   // True: credit is due to this peer, ACK it now (as if AR were set).
   const bool credit_due =
-      rx_cc_ && rx_cc_->OnData(now, pdc.local.value(),
-                               static_cast<uint32_t>(RudRodRequest::kSize + payload.size()),
-                               meta.ecn_ce);
+      rx_cc_ &&
+      rx_cc_->OnData(now, pdc.ccc->id, static_cast<uint32_t>(RudRodRequest::kSize + payload.size()),
+                     meta.ecn_ce);
 
   const Psn highest_before = rx.window.highest_received();
   RxPsn verdict = rx.window.Classify(req.psn);
@@ -342,7 +352,7 @@ void Engine::SendAck(TimePoint now, Pdc& pdc, Psn ack_psn, AckReason reason, boo
   ack.dpdcid = pdc.remote;
   // Receiver CC (credit) speaks in every ACK: ACK_CC even with nothing to SACK.
   std::optional<AckCcState> cc_state;
-  if (rx_cc_) cc_state = rx_cc_->AckState(now, pdc.local.value());
+  if (rx_cc_) cc_state = rx_cc_->AckState(now, pdc.ccc->id);
   if (rx.window.pending_count() > 0 || cc_state) {
     const SackBlock sack = rx.window.SackWithoutHeld();
     AckCc cc;

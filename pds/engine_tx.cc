@@ -78,46 +78,82 @@ Status Engine::SubmitToPdc(TimePoint now, Pdc& pdc, const SubmitRequest& request
   return OkStatus();
 }
 
-void Engine::Pump(TimePoint now, Pdc& pdc) {
-  SenderHalf& tx = *pdc.tx;
-  while (!tx.queue.empty() && tx.window.CanSend()) {
-    // Before the first ACK every packet carries SYN + psn_offset (12 bits).
-    if (pdc.is_initiator() && !pdc.established &&
-        static_cast<uint32_t>(tx.window.next_psn() - tx.window.start_psn()) > kMaxSynPsnOffset) {
-      break;
+void Engine::Pump(TimePoint now, Pdc& pdc) { PumpCcc(now, *pdc.ccc); }
+
+void Engine::PumpCcc(TimePoint now, Ccc& ccc) {
+  // The PDCs of a CCC share its controller's window: serve them one packet
+  // each in turn, starting after the one that sent last, so none starves
+  // while another has a long queue. When the controller refuses the packet
+  // whose turn it is, stop: letting a later PDC's smaller packet overtake it
+  // would starve the PDC with large packets.
+  bool sent = true;
+  while (sent && !ccc.members.empty()) {
+    sent = false;
+    const size_t n = ccc.members.size();
+    for (size_t i = 0; i < n; ++i) {
+      const size_t index = (ccc.next + i) % n;
+      Pdc* pdc = FindPdcMutable(ccc.members[index]);
+      if (pdc == nullptr || !pdc->tx) continue;
+      switch (PumpOne(now, *pdc)) {
+        case PumpStep::kSent:
+          sent = true;
+          ccc.next = (index + 1) % n;
+          break;
+        case PumpStep::kPdcBlocked:
+          continue;
+        case PumpStep::kCcBlocked:
+          ccc.next = index;  // its turn again when the window opens
+          return;
+      }
+      break;  // restart the round from the new position
     }
-    QueuedPacket& q = tx.queue.front();
-    const auto bytes = static_cast<uint32_t>(RudRodRequest::kSize + q.ses_and_payload.size());
-    if (!tx.cc->CanSend(tx.bytes_in_flight, bytes)) break;  // OnAck/OnTimer pump again
-    std::optional<Psn> psn = tx.window.Send();
-    if (!psn) break;
-    SentPacket s{.used = true,
-                 .kind = SentKind::kRequest,
-                 .token = q.token,
-                 .next_hdr = q.next_hdr,
-                 .ack_request = q.ack_request,
-                 .ses_and_payload = std::move(q.ses_and_payload),
-                 .bytes = bytes};
-    tx.queue.pop_front();
-    // AR on the last packet of a burst: the target answers at once instead of
-    // after its ACK delay. A burst ends when nothing is queued, or when the
-    // controller will not admit the next packet while less than the ACK byte
-    // trigger is in flight: such a window never reaches the target's byte
-    // trigger and would wait for its ACK timer (NSCC/RCCC at a few packets
-    // per flow). Larger windows keep the coalescing.
-    const bool small_window_closes =
-        !tx.queue.empty() && tx.bytes_in_flight + bytes < config_.ack.ack_gen_trigger_bytes &&
-        !tx.cc->CanSend(tx.bytes_in_flight + bytes,
-                        static_cast<uint32_t>(RudRodRequest::kSize +
-                                              tx.queue.front().ses_and_payload.size()));
-    s.ack_request = s.ack_request || tx.queue.empty() || small_window_closes;
-    SendNew(now, pdc, *psn, std::move(s));
   }
+}
+
+Engine::PumpStep Engine::PumpOne(TimePoint now, Pdc& pdc) {
+  SenderHalf& tx = *pdc.tx;
+  cc::Controller& cc = *pdc.ccc->controller;
+  const uint64_t ccc_in_flight = pdc.ccc->bytes_in_flight;
+  if (tx.queue.empty() || !tx.window.CanSend()) return PumpStep::kPdcBlocked;
+  // Before the first ACK every packet carries SYN + psn_offset (12 bits).
+  if (pdc.is_initiator() && !pdc.established &&
+      static_cast<uint32_t>(tx.window.next_psn() - tx.window.start_psn()) > kMaxSynPsnOffset) {
+    return PumpStep::kPdcBlocked;
+  }
+  QueuedPacket& q = tx.queue.front();
+  const auto bytes = static_cast<uint32_t>(RudRodRequest::kSize + q.ses_and_payload.size());
+  // OnAck/OnNack/OnTimeout/OnTimer pump again.
+  if (!cc.CanSend(ccc_in_flight, bytes)) return PumpStep::kCcBlocked;
+  std::optional<Psn> psn = tx.window.Send();
+  if (!psn) return PumpStep::kPdcBlocked;
+  SentPacket s{.used = true,
+               .kind = SentKind::kRequest,
+               .token = q.token,
+               .next_hdr = q.next_hdr,
+               .ack_request = q.ack_request,
+               .ses_and_payload = std::move(q.ses_and_payload),
+               .bytes = bytes};
+  tx.queue.pop_front();
+  // AR on the last packet of a burst: the target answers at once instead of
+  // after its ACK delay. A burst ends when nothing is queued, or when the
+  // controller will not admit the next packet while less than the ACK byte
+  // trigger is in flight on this PDC: such a window never reaches the
+  // target's byte trigger and would wait for its ACK timer (NSCC/RCCC at a
+  // few packets per flow). Larger windows keep the coalescing.
+  const bool small_window_closes =
+      !tx.queue.empty() && tx.bytes_in_flight + bytes < config_.ack.ack_gen_trigger_bytes &&
+      !cc.CanSend(
+          ccc_in_flight + bytes,
+          static_cast<uint32_t>(RudRodRequest::kSize + tx.queue.front().ses_and_payload.size()));
+  s.ack_request = s.ack_request || tx.queue.empty() || small_window_closes;
+  SendNew(now, pdc, *psn, std::move(s));
+  return PumpStep::kSent;
 }
 
 void Engine::SendNew(TimePoint now, Pdc& pdc, Psn psn, SentPacket packet) {
   SenderHalf& tx = *pdc.tx;
   tx.bytes_in_flight += packet.bytes;
+  pdc.ccc->bytes_in_flight += packet.bytes;
   tx.slot(psn) = std::move(packet);
   Transmit(now, pdc, psn, /*retx=*/false);
   max_outstanding_ = std::max(max_outstanding_, tx.window.outstanding());
@@ -161,7 +197,7 @@ void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
   ++pdc.counters.packets_sent;
   pdc.counters.bytes_sent += s.bytes;
   // Retransmissions are not gated by CanSend: their bytes are in flight already.
-  tx.cc->OnSent(cc::SentEvent{now, psn, s.bytes, retx});
+  pdc.ccc->controller->OnSent(cc::SentEvent{now, psn, s.bytes, retx});
 }
 
 // ---- ACK ----
@@ -212,6 +248,7 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
     acked_bytes += s.bytes;
     ++acked_packets;
     tx.bytes_in_flight -= s.bytes;
+    pdc.ccc->bytes_in_flight -= s.bytes;
     if (s.kind == SentKind::kClose) {
       close_acked = true;
     } else {
@@ -253,9 +290,9 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
     ev.newly_acked_packets = acked_packets;
     ev.rtt_sample = rtt;
     ev.ecn_marked = ack.m;
-    ev.bytes_in_flight_after = tx.bytes_in_flight;
+    ev.bytes_in_flight_after = pdc.ccc->bytes_in_flight;  // the CCC's, all its PDCs
     if (cc_state != nullptr) ev.ack_cc_state = *cc_state;
-    tx.cc->OnAck(ev);
+    pdc.ccc->controller->OnAck(ev);
   }
   if (close_acked && pdc.state == PdcState::kClosing) {
     ++counters_.pdcs_closed;
@@ -344,8 +381,8 @@ void Engine::HandleNack(TimePoint now, const FabricAddress& from, const Nack& na
     return;
   }
   SentPacket& nacked = tx.slot(nack.nack_psn);
-  tx.cc->OnNack(cc::NackEvent{now, nack.nack_code, nack.nack_psn,
-                              nacked.used ? nacked.bytes : 0, nack.m});
+  pdc.ccc->controller->OnNack(
+      cc::NackEvent{now, nack.nack_code, nack.nack_psn, nacked.used ? nacked.bytes : 0, nack.m});
   switch (nack.nack_code) {
     // The packet (or its ACK) was lost or cut: send it again now.
     case NackCode::kTrimmed:
@@ -388,8 +425,10 @@ void Engine::HandleNack(TimePoint now, const FabricAddress& from, const Nack& na
         Fail(pdc.local, FailureReason::kPeerNack);
       }
       return;
-    // This PDC cannot make progress.
+    // This PDC cannot make progress. UET_NO_CCC_AVAIL as UET_NO_PDC_AVAIL:
+    // the target opened nothing for it (spec-notes/cc.md "CCC table").
     case NackCode::kNoPdcAvail:
+    case NackCode::kNoCccAvail:
     case NackCode::kInvalidSyn:
     case NackCode::kPdcModeMismatch:
     case NackCode::kPdcHdrMismatch:
@@ -399,7 +438,6 @@ void Engine::HandleNack(TimePoint now, const FabricAddress& from, const Nack& na
       Fail(pdc.local, FailureReason::kPeerNack);
       return;
     // Transient or resource conditions at the target: the RTO retries.
-    case NackCode::kNoCccAvail:
     case NackCode::kNoBitmap:
     case NackCode::kNoPktBuffer:
     case NackCode::kNoGtdDelAvail:
@@ -458,7 +496,7 @@ void Engine::HandleRto(TimePoint now, Pdc& pdc) {
     ++pdc.counters.sacked_unacked_probes;
     if (tx.clear_wanted) SendClear(now, pdc);
   } else {
-    tx.cc->OnTimeout(cc::TimeoutEvent{now, oldest, tx.slot(oldest).bytes});
+    pdc.ccc->controller->OnTimeout(cc::TimeoutEvent{now, oldest, tx.slot(oldest).bytes});
     // The oldest unacked PSN, and every unacked PSN that an ACK reported as a
     // hole (below the highest acked PSN and inside some ACK's SACK range).
     // Others may have arrived unreported: the AR on the retransmission brings
@@ -495,6 +533,7 @@ void Engine::Fail(PdcId local, FailureReason reason) {
 
 void Engine::FailSender(Pdc& pdc, const Failure& failure) {
   std::vector<uint64_t> failed = pdc.tx->PendingTokens();
+  DropInFlight(pdc);
   pdc.tx.reset();
   for (uint64_t token : failed) delivery_.OnSendFailed(token, failure);
 }
@@ -527,9 +566,14 @@ void Engine::Reestablish(TimePoint now, Pdc& pdc) {
   key.job = pdc.job;
   key.tc = pdc.tc;
   const Failure failure{pdc.peer, pdc.local, FailureReason::kPeerNack, tx.last_nack_code};
+  // The new PDC goes to the same peer: it keeps the CCC (and the controller's
+  // window and credit), which the old one would otherwise free on its way out.
+  Ccc& ccc = *pdc.ccc;
+  ++ccc.pins;
   RemovePdc(pdc.local);
   ++counters_.pdcs_reestablished;
   Result<Pdc*> fresh = GetOrCreateInitiator(key);
+  ForgetCcc(cccs_.Unpin(ccc));
   if (!fresh.ok()) {
     for (const QueuedPacket& q : moved) delivery_.OnSendFailed(q.token, failure);
     return;
@@ -548,6 +592,7 @@ void Engine::RestartAt(TimePoint now, Pdc& pdc, Psn start) {
   Result<std::unique_ptr<SenderHalf>> fresh = MakeSender(start);
   if (!fresh.ok()) return;  // unreachable: config validated
   (*fresh)->queue = TakeUnsent(*pdc.tx);
+  DropInFlight(pdc);
   pdc.tx = std::move(*fresh);
   pdc.start_psn = start;
   ++counters_.start_psn_restarts;

@@ -6,13 +6,12 @@
 namespace uet::pds {
 
 SenderHalf::SenderHalf(Psn start_psn, SendWindow send_window, RtoEstimator estimator,
-                       std::unique_ptr<cc::Controller> controller, EntropySelector entropy_values)
+                       EntropySelector entropy_values)
     : window(std::move(send_window)),
       rto(std::move(estimator)),
       highest_acked(start_psn - 1),
       reported_through(start_psn - 1),
       last_goback(start_psn - 1),
-      cc(std::move(controller)),
       entropy(std::move(entropy_values)),
       ev_sent(entropy.count(), 0),
       ev_acked(entropy.count(), 0),

@@ -15,6 +15,7 @@
 #include "pds/entropy.h"
 #include "pds/ack_policy.h"
 #include "pds/cc/controller.h"
+#include "pds/ccc_table.h"
 #include "pds/control.h"
 #include "pds/counters.h"
 #include "pds/engine.h"
@@ -59,8 +60,7 @@ struct QueuedPacket {
 // The sending side of one direction of a PDC.
 class SenderHalf {
  public:
-  SenderHalf(Psn start_psn, SendWindow window, RtoEstimator rto,
-             std::unique_ptr<cc::Controller> controller, EntropySelector entropy);
+  SenderHalf(Psn start_psn, SendWindow window, RtoEstimator rto, EntropySelector entropy);
 
   SendWindow window;
   RtoEstimator rto;
@@ -76,7 +76,6 @@ class SenderHalf {
   Psn last_goback;                 // go-back start PSN and when (one per RTO)
   std::optional<TimePoint> last_goback_at;
   std::deque<QueuedPacket> queue;  // waiting for window space
-  std::unique_ptr<cc::Controller> cc;  // never null
   EntropySelector entropy;             // EngineConfig::entropy_count
   // Per EV (one ECMP path, which delivers in order): packets sent on it, and
   // the highest SentPacket::ev_seq of a packet on it any ACK acknowledged.
@@ -85,7 +84,9 @@ class SenderHalf {
   // The highest PSN whose ACK asked for a clear (REQ = CLEAR): a CLEAR goes
   // out once everything up to it is acked.
   std::optional<Psn> clear_wanted;
-  uint64_t bytes_in_flight = 0;        // SentPacket::bytes of the outstanding PSNs
+  // SentPacket::bytes of the outstanding PSNs (this half's part of its CCC's
+  // total; the controller is the CCC's, Pdc::ccc).
+  uint64_t bytes_in_flight = 0;
 
   // Tokens of the requests sent and not acked, then of those queued.
   std::vector<uint64_t> PendingTokens() const;
@@ -176,6 +177,8 @@ class Pdc {
   std::unique_ptr<SenderHalf> tx;
   std::unique_ptr<ReceiverHalf> rx;
   PdcCounters counters;
+  // The CCC of this PDC's peer (Engine::cccs_); set from creation to removal.
+  Ccc* ccc = nullptr;
 
   bool is_initiator() const { return role == PdcRole::kInitiator; }
   // A control packet on this PDC (SYN = 0: both IDs are known).

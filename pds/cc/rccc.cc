@@ -109,16 +109,31 @@ void RcccSender::OnAck(const AckEvent& e) {
   if (credit == nullptr) return;
   ++stats_.credit_acks;
   const uint32_t wire = credit->credit & kCreditMask;
-  if (!last_credit_) {
-    // The first grant counts from zero: the receiver starts each peer at 0.
-    last_credit_ = 0;
-  }
-  const uint32_t delta = CreditDelta(*last_credit_, wire);
-  if (delta == 0) {
-    if (wire != *last_credit_) ++stats_.stale_credits;
+  // A receiver account moves by about speculative + target bytes at most
+  // between two ACKs we see (it grants only against arrivals, up to the
+  // target); four times that leaves room for a run of lost ACKs
+  // (spec-notes/cc.md "CCC table": re-basing).
+  const uint32_t plausible = static_cast<uint32_t>(
+      4 * (config_.SpeculativeBytes() + config_.TargetBytes()) / config_.quantum_bytes + 1);
+  // The first grant counts from zero: the receiver starts each CCC at 0.
+  const uint32_t last = last_credit_.value_or(0);
+  uint32_t delta = CreditDelta(last, wire);
+  const bool behind = delta == 0 && wire != last;
+  const bool far_behind = behind && CreditDelta(wire, last) > plausible;
+  if (delta > plausible || far_behind) {
+    // Not the account we followed: the receiver forgot our CCC and started
+    // a new one from 0 (it restarted, or freed it while we kept ours), or
+    // we are new and it still holds an old one. A small value is a new
+    // account (count it from 0); a large one an old account (take it as
+    // the base, no windfall).
+    delta = wire <= plausible ? wire : 0;
+    ++stats_.rebased_credits;
+  } else if (behind) {
+    ++stats_.stale_credits;  // a reordered ACK
     return;
   }
   last_credit_ = wire;
+  if (delta == 0) return;
   const uint64_t bytes = uint64_t{delta} * config_.quantum_bytes;
   balance_ += static_cast<int64_t>(bytes);
   stats_.granted_bytes += bytes;
@@ -196,6 +211,10 @@ std::optional<AckCcState> RcccReceiver::AckState(TimePoint now, uint64_t peer) {
     stats_.granted_bytes += bytes;
   }
   return CreditAckState{p.credit, 0};
+}
+
+void RcccReceiver::Forget(uint64_t peer) {
+  if (peers_.erase(peer) > 0) Recount();
 }
 
 }  // namespace uet::pds::cc

@@ -77,6 +77,9 @@ struct RcccSenderStats {
   uint64_t granted_bytes = 0;  // credit received, speculative not included
   uint64_t idle_resets = 0;
   uint64_t stale_credits = 0;  // older than one seen before
+  // A credit from an account other than the one followed (the receiver's
+  // CCC for us was renewed): taken as the new base.
+  uint64_t rebased_credits = 0;
   friend bool operator==(const RcccSenderStats&, const RcccSenderStats&) = default;
 };
 
@@ -131,11 +134,13 @@ class RcccReceiver final : public ReceiverCc {
 
   bool OnData(TimePoint now, uint64_t peer, uint32_t bytes, bool ecn_ce) override;
   std::optional<AckCcState> AckState(TimePoint now, uint64_t peer) override;
+  void Forget(uint64_t peer) override;
   std::string_view Name() const override { return kName; }
 
   // Sum of the active peers' outstanding bytes; number of active peers.
   uint64_t outstanding() const { return outstanding_; }
   size_t active_peers() const { return active_; }
+  size_t known_peers() const { return peers_.size(); }
   const RcccReceiverStats& stats() const { return stats_; }
 
  private:

@@ -17,8 +17,12 @@
 //   - AckState for every ACK the target sends on that PDC; a value makes the
 //     engine send ACK_CC with that ack_cc_state (instead of a plain ACK), and
 //     the sender's engine hands it to its Controller in AckEvent::ack_cc_state.
-// `peer` is an opaque key the engine keeps stable for one sending PDC (its
-// local target PDC ID). Time is always an argument; no clock, no pointer back.
+//   - Forget when the engine frees the CCC `peer` names (its last PDC went):
+//     a later CCC with the same peer FEP gets a new key.
+// `peer` is an opaque key the engine keeps stable for one sending CCC (the
+// peer FEP: all its PDCs to us share one sending controller, so they share
+// one credit account here). Time is always an argument; no clock, no pointer
+// back.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +42,8 @@ class ReceiverCc {
   virtual bool OnData(TimePoint now, uint64_t peer, uint32_t bytes, bool ecn_ce) = 0;
   // The ack_cc_state to send to `peer` now; nothing: a plain ACK will do.
   virtual std::optional<AckCcState> AckState(TimePoint now, uint64_t peer) = 0;
+  // The CCC is gone: drop its state.
+  virtual void Forget(uint64_t peer) = 0;
   virtual std::string_view Name() const = 0;
 };
 

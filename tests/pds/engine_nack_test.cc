@@ -147,7 +147,7 @@ TEST_P(WaitForRtoTest, SendsNothingUntilTheRtoThenRetransmits) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Codes, WaitForRtoTest,
-                         ::testing::Values(NackCode::kNoCccAvail, NackCode::kNoBitmap,
+                         ::testing::Values(NackCode::kNoBitmap,
                                            NackCode::kNoPktBuffer, NackCode::kNoGtdDelAvail,
                                            NackCode::kNoSesMsgAvail, NackCode::kNoResource,
                                            NackCode::kPsnOorWindow, NackCode::kRcvdSesProcg,
@@ -194,7 +194,8 @@ TEST_P(FatalNackTest, FailsEveryOutstandingAndQueuedRequestOfThePdc) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Codes, FatalNackTest,
-                         ::testing::Values(NackCode::kNoPdcAvail, NackCode::kInvalidSyn,
+                         ::testing::Values(NackCode::kNoPdcAvail, NackCode::kNoCccAvail,
+                                           NackCode::kInvalidSyn,
                                            NackCode::kPdcModeMismatch, NackCode::kPdcHdrMismatch,
                                            NackCode::kClosingInErr, NackCode::kExpNackErr,
                                            NackCode::kExpNackFatal),

@@ -150,6 +150,52 @@ TEST(RcccSender, IdleResetRestoresSpeculativeCredit) {
   EXPECT_EQ(s.balance(), 125000 - kPkt + 4 * 256);
 }
 
+// The receiver's account for our CCC may be renewed under us (it forgot the
+// CCC and counts from 0 again), or be older than us (a new sender CCC, an
+// old receiver CCC): the sender re-bases instead of starving or taking the
+// old total as a windfall.
+TEST(RcccSender, ReceiverAccountRestartedFromZeroIsFollowed) {
+  RcccSender s = MakeSender();
+  for (int i = 0; i < 40; ++i) s.OnSent({kT0, Psn(i), kPkt, false});
+  // Far along an account: 2000 quanta, then 6000 (each step plausible).
+  s.OnAck(CreditAck(kT0 + microseconds(10), 2000, 39 * kPkt));
+  s.OnAck(CreditAck(kT0 + microseconds(11), 6000, 39 * kPkt));
+  EXPECT_EQ(s.stats().rebased_credits, 0u);
+  const int64_t b = s.balance();
+  // A new account at the receiver: 12 quanta from 0 ("behind" 6000 by far).
+  s.OnAck(CreditAck(kT0 + microseconds(20), 12, 38 * kPkt));
+  EXPECT_EQ(s.balance(), b + 12 * 256);
+  EXPECT_EQ(s.stats().rebased_credits, 1u);
+  EXPECT_EQ(s.stats().stale_credits, 0u);
+  // And it goes on from there.
+  s.OnAck(CreditAck(kT0 + microseconds(30), 20, 37 * kPkt));
+  EXPECT_EQ(s.balance(), b + 20 * 256);
+}
+
+TEST(RcccSender, OldReceiverAccountGivesNoWindfall) {
+  RcccSender s = MakeSender();
+  s.OnSent({kT0, Psn(1), kPkt, false});
+  // A fresh sender's first credit is 900000 quanta (over 4 x (speculative +
+  // target) = 4396 quanta here): an old account.
+  s.OnAck(CreditAck(kT0 + microseconds(10), 900000, 0));
+  EXPECT_EQ(s.balance(), 125000 - kPkt);
+  EXPECT_EQ(s.stats().rebased_credits, 1u);
+  s.OnAck(CreditAck(kT0 + microseconds(20), 900010, 0));
+  EXPECT_EQ(s.balance(), 125000 - kPkt + 10 * 256);
+}
+
+TEST(RcccReceiver, ForgetDropsThePeerAndItsCount) {
+  RcccReceiver r = MakeReceiver();
+  EXPECT_TRUE(r.OnData(kT0, 1, kPkt, false));
+  EXPECT_GT(CreditOf(r.AckState(kT0, 1)), 0u);
+  EXPECT_EQ(r.known_peers(), 1u);
+  r.Forget(1);
+  EXPECT_EQ(r.known_peers(), 0u);
+  EXPECT_EQ(r.active_peers(), 0u);
+  EXPECT_EQ(r.outstanding(), 0u);
+  EXPECT_EQ(CreditOf(r.AckState(kT0, 1)), 0u) << "a new account starts at 0";
+}
+
 TEST(RcccReceiver, SpeculativeCreditCountsBeforeAnyGrant) {
   RcccReceiver r = MakeReceiver();
   EXPECT_EQ(r.Name(), "rccc");

@@ -1,0 +1,59 @@
+#include "pds/ccc_table.h"
+
+#include <algorithm>
+
+namespace uet::pds {
+
+Ccc* CccTable::Find(const FabricAddress& peer) {
+  auto it = by_peer_.find(peer);
+  return it == by_peer_.end() ? nullptr : it->second.get();
+}
+
+bool CccTable::Available(const FabricAddress& peer) const {
+  return by_peer_.contains(peer) || by_peer_.size() < max_;
+}
+
+Result<Ccc*> CccTable::Join(const FabricAddress& peer, PdcId member) {
+  Ccc* ccc = Find(peer);
+  if (ccc == nullptr) {
+    if (by_peer_.size() >= max_) {
+      return Error::Invalid("pds.engine", "ccc table full", by_peer_.size());
+    }
+    UET_ASSIGN_OR_RETURN(std::unique_ptr<cc::Controller> controller,
+                         cc::MakeController(cc_name_, config_));
+    auto fresh = std::make_unique<Ccc>();
+    fresh->id = next_id_++;
+    fresh->peer = peer;
+    fresh->controller = std::move(controller);
+    ccc = fresh.get();
+    by_peer_.emplace(peer, std::move(fresh));
+  }
+  ccc->members.push_back(member);
+  return ccc;
+}
+
+uint64_t CccTable::Leave(Ccc& ccc, PdcId member) {
+  auto it = std::find(ccc.members.begin(), ccc.members.end(), member);
+  if (it != ccc.members.end()) {
+    const auto index = static_cast<size_t>(it - ccc.members.begin());
+    ccc.members.erase(it);
+    // Keep the round-robin position on the PDC that was next.
+    if (index < ccc.next) --ccc.next;
+    if (ccc.next >= ccc.members.size()) ccc.next = 0;
+  }
+  return MaybeFree(ccc);
+}
+
+uint64_t CccTable::Unpin(Ccc& ccc) {
+  if (ccc.pins > 0) --ccc.pins;
+  return MaybeFree(ccc);
+}
+
+uint64_t CccTable::MaybeFree(Ccc& ccc) {
+  if (!ccc.members.empty() || ccc.pins > 0) return 0;
+  const uint64_t id = ccc.id;
+  by_peer_.erase(ccc.peer);  // destroys `ccc`
+  return id;
+}
+
+}  // namespace uet::pds
