@@ -224,7 +224,9 @@ const Pdc* Engine::FindPdc(PdcId local) const {
 
 const cc::Controller* Engine::ControllerOf(PdcId local) const {
   const Pdc* pdc = FindPdc(local);
-  return pdc != nullptr && pdc->tx ? pdc->tx->cc.get() : nullptr;
+  // The PDC's CCC: shared with the other PDCs to the same peer.
+  if (pdc == nullptr || !pdc->tx || pdc->ccc == nullptr) return nullptr;
+  return pdc->ccc->controller.get();
 }
 
 Pdc* Engine::FindPdcMutable(PdcId local) {

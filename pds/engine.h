@@ -311,7 +311,8 @@ class Engine {
                            JobId job = JobId(), uint8_t tc = 0) const;
   // The congestion controller of local PDC `local`'s sending half (nullptr:
   // no such PDC or no sending half), read-only, for traces and tests: callers
-  // need not know where the engine keeps controllers.
+  // need not know where the engine keeps controllers. It is the PDC's CCC's,
+  // shared with every other PDC to the same peer FEP.
   const cc::Controller* ControllerOf(PdcId local) const;
 
  private:
