@@ -257,64 +257,43 @@ __attribute__((visibility("default"))) CUresult cuCtxPopCurrent_v2(CUcontext* c)
   return kSuccess;
 }
 
-__attribute__((visibility("default"))) CUresult cuGetErrorName(CUresult r, const char** s) {
-  switch (r) {
-    case kSuccess:
-      *s = "CUDA_SUCCESS";
-      break;
-    case kInvalidValue:
-      *s = "CUDA_ERROR_INVALID_VALUE";
-      break;
-    case kOutOfMemory:
-      *s = "CUDA_ERROR_OUT_OF_MEMORY";
-      break;
-    case kNotInitialized:
-      *s = "CUDA_ERROR_NOT_INITIALIZED";
-      break;
-    case kNoDevice:
-      *s = "CUDA_ERROR_NO_DEVICE";
-      break;
-    case kInvalidContext:
-      *s = "CUDA_ERROR_INVALID_CONTEXT";
-      break;
-    case kNotReady:
-      *s = "CUDA_ERROR_NOT_READY";
-      break;
-    default:
-      *s = nullptr;
-      return kInvalidValue;
+namespace {
+
+// The driver's name and text of each result the mock returns.
+struct ErrorText {
+  CUresult code;
+  const char* name;
+  const char* text;
+};
+constexpr ErrorText kErrorTexts[] = {
+    {kSuccess, "CUDA_SUCCESS", "no error"},
+    {kInvalidValue, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {kOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {kNotInitialized, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {kNoDevice, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+    {kInvalidContext, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {kNotReady, "CUDA_ERROR_NOT_READY", "device not ready"},
+};
+
+const ErrorText* FindErrorText(CUresult r) {
+  for (const ErrorText& e : kErrorTexts) {
+    if (e.code == r) return &e;
   }
-  return kSuccess;
+  return nullptr;
+}
+
+}  // namespace
+
+__attribute__((visibility("default"))) CUresult cuGetErrorName(CUresult r, const char** s) {
+  const ErrorText* e = FindErrorText(r);
+  *s = e != nullptr ? e->name : nullptr;
+  return e != nullptr ? kSuccess : kInvalidValue;
 }
 
 __attribute__((visibility("default"))) CUresult cuGetErrorString(CUresult r, const char** s) {
-  switch (r) {
-    case kSuccess:
-      *s = "no error";
-      break;
-    case kInvalidValue:
-      *s = "invalid argument";
-      break;
-    case kOutOfMemory:
-      *s = "out of memory";
-      break;
-    case kNotInitialized:
-      *s = "initialization error";
-      break;
-    case kNoDevice:
-      *s = "no CUDA-capable device is detected";
-      break;
-    case kInvalidContext:
-      *s = "invalid device context";
-      break;
-    case kNotReady:
-      *s = "device not ready";
-      break;
-    default:
-      *s = nullptr;
-      return kInvalidValue;
-  }
-  return kSuccess;
+  const ErrorText* e = FindErrorText(r);
+  *s = e != nullptr ? e->text : nullptr;
+  return e != nullptr ? kSuccess : kInvalidValue;
 }
 
 // The device of the calling thread's current context (0 without one).
