@@ -9,7 +9,7 @@ namespace {
 
 using std::chrono::microseconds;
 
-AckPolicy Make(uint32_t trigger, uint32_t min_add,
+AckPolicy MakePolicy(uint32_t trigger, uint32_t min_add,
                Duration delay = AckPolicyConfig::kDefaultAckDelay) {
   auto p = AckPolicy::Create(AckPolicyConfig{trigger, min_add, delay});
   EXPECT_TRUE(p.ok());
@@ -54,7 +54,7 @@ uint32_t CountAcks(AckPolicy& p, uint32_t packets, uint32_t payload) {
 
 TEST(AckPolicy, FourKibPacketsAckEveryTriggerOver4096) {
   for (uint32_t trigger : {4096u, 8192u, 16384u, 32768u}) {
-    AckPolicy p = Make(trigger, 1024);
+    AckPolicy p = MakePolicy(trigger, 1024);
     constexpr uint32_t kPackets = 4096;
     uint32_t per_ack = trigger / 4096;
     EXPECT_EQ(CountAcks(p, kPackets, 4096), kPackets / per_ack) << trigger;
@@ -72,9 +72,9 @@ TEST(AckPolicy, TinyPacketsCountAtLeastMinPktAdd) {
   AckPolicy p;  // 16384 / 1024: every 16th packet
   EXPECT_EQ(CountAcks(p, 160, 64), 10u);
   EXPECT_EQ(CountAcks(p, 160, 0), 10u);
-  AckPolicy q = Make(16384, 2048);  // every 8th
+  AckPolicy q = MakePolicy(16384, 2048);  // every 8th
   EXPECT_EQ(CountAcks(q, 160, 1), 20u);
-  AckPolicy raw = Make(16384, 0);  // payload only: 100-byte packets, every 164th
+  AckPolicy raw = MakePolicy(16384, 0);  // payload only: 100-byte packets, every 164th
   EXPECT_EQ(CountAcks(raw, 164 * 3, 100), 3u);
 }
 
@@ -130,7 +130,7 @@ TEST(AckPolicy, DuplicatesAddNoBytes) {
 }
 
 TEST(AckPolicy, LonePacketAckedAfterDelay) {
-  AckPolicy p = Make(16384, 1024, microseconds(10));
+  AckPolicy p = MakePolicy(16384, 1024, microseconds(10));
   EXPECT_EQ(p.NextDeadline(), TimePoint::Max());
   EXPECT_EQ(p.OnTimer(kT0), AckReason::kNone);
   EXPECT_EQ(p.OnPacket(kT0, Payload(100)), AckReason::kNone);

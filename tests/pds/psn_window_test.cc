@@ -11,7 +11,7 @@
 namespace uet::pds {
 namespace {
 
-PsnWindow Make(uint32_t start, uint32_t mp_range) {
+PsnWindow MakePsnWindow(uint32_t start, uint32_t mp_range) {
   auto w = PsnWindow::Create(PsnWindowConfig{mp_range}, Psn(start));
   EXPECT_TRUE(w.ok());
   return std::move(w).value();
@@ -96,7 +96,7 @@ TEST(PsnWindow, DuplicatesInWindowAndReleased) {
 }
 
 TEST(PsnWindow, ReleasedDuplicatesReachExactlyMpRangeBelowCack) {
-  PsnWindow w = Make(0, 128);
+  PsnWindow w = MakePsnWindow(0, 128);
   for (uint32_t i = 0; i < 1000; ++i) ASSERT_EQ(w.Receive(Psn(i)), RxPsn::kNew);
   ASSERT_EQ(w.cack(), Psn(999));
   EXPECT_EQ(w.Classify(Psn(999)), RxPsn::kDuplicateReleased);
@@ -105,7 +105,7 @@ TEST(PsnWindow, ReleasedDuplicatesReachExactlyMpRangeBelowCack) {
 }
 
 TEST(PsnWindow, ExactlyAtUpperWindowEdge) {
-  PsnWindow w = Make(0, 128);
+  PsnWindow w = MakePsnWindow(0, 128);
   // CACK = -1 (0xFFFFFFFF): window is 0 .. 127.
   EXPECT_EQ(w.Classify(Psn(128)), RxPsn::kOutOfWindow);
   EXPECT_EQ(w.Receive(Psn(127)), RxPsn::kNew);
@@ -129,7 +129,7 @@ TEST(PsnWindow, FarAwayPsnsAreOutOfWindowBothSides) {
 }
 
 TEST(PsnWindow, LargeWindowConfigured) {
-  PsnWindow w = Make(0, 1024);
+  PsnWindow w = MakePsnWindow(0, 1024);
   EXPECT_EQ(w.Receive(Psn(1023)), RxPsn::kNew);
   EXPECT_EQ(w.Receive(Psn(1024)), RxPsn::kOutOfWindow);
   for (uint32_t i = 0; i < 1023; ++i) ASSERT_EQ(w.Receive(Psn(i)), RxPsn::kNew);
@@ -186,7 +186,7 @@ TEST(PsnWindow, SackOtherBases) {
 }
 
 TEST(PsnWindow, SackBitsBeyondWindowEdgeAreZero) {
-  PsnWindow w = Make(0, 64);
+  PsnWindow w = MakePsnWindow(0, 64);
   // CACK = -1, window 0..63. Fill 1..63 (0 missing).
   for (uint32_t p = 1; p < 64; ++p) ASSERT_EQ(w.Receive(Psn(p)), RxPsn::kNew);
   EXPECT_EQ(w.Sack().bitmap, ~uint64_t{0} << 1);
@@ -278,7 +278,7 @@ TEST(PsnWindowProperty, ShuffledPermutationWithDuplicates) {
   SCOPED_TRACE(::testing::Message() << "seed " << rng.seed());
   constexpr uint32_t kN = 1024;
   const Psn start(0xFFFFFFF0u);
-  PsnWindow w = Make(start.value(), kN);
+  PsnWindow w = MakePsnWindow(start.value(), kN);
   std::vector<uint32_t> order(kN);
   for (uint32_t i = 0; i < kN; ++i) order[i] = i;
   for (uint32_t i = kN - 1; i > 0; --i) std::swap(order[i], order[rng.Uniform(i + 1)]);
@@ -302,7 +302,7 @@ TEST(PsnWindowProperty, MatchesModelUnderRandomTraffic) {
   SCOPED_TRACE(::testing::Message() << "seed " << rng.seed());
   for (uint32_t mp_range : {64u, 100u, 128u}) {
     const Psn start(0xFFFFFF00u);
-    PsnWindow w = Make(start.value(), mp_range);
+    PsnWindow w = MakePsnWindow(start.value(), mp_range);
     Model m{-1, {}, mp_range};
     for (int step = 0; step < 20000; ++step) {
       // Mostly near the window, sometimes far outside on either side.

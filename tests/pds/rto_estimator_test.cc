@@ -11,7 +11,7 @@ using std::chrono::microseconds;
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
 
-RtoEstimator Make(const RtoConfig& c) {
+RtoEstimator MakeEstimator(const RtoConfig& c) {
   auto r = RtoEstimator::Create(c);
   EXPECT_TRUE(r.ok());
   return std::move(r).value();
@@ -61,7 +61,7 @@ TEST(RtoEstimator, LaterSamplesFollowRfc6298) {
   RtoConfig c;
   c.min_rto = nanoseconds(1);
   c.initial_rto = nanoseconds(1);
-  RtoEstimator r = Make(c);
+  RtoEstimator r = MakeEstimator(c);
   ASSERT_TRUE(r.OnRttSample(nanoseconds(800'000)));  // SRTT 800000, RTTVAR 400000
   ASSERT_TRUE(r.OnRttSample(nanoseconds(400'000)));
   // RTTVAR = (3*400000 + |800000-400000|) / 4 = 400000; SRTT = (7*800000+400000)/8 = 750000.
@@ -83,7 +83,7 @@ TEST(RtoEstimator, GranularityBoundsTheVarianceTerm) {
   c.min_rto = nanoseconds(1);
   c.initial_rto = nanoseconds(1);
   c.granularity = microseconds(10);
-  RtoEstimator r = Make(c);
+  RtoEstimator r = MakeEstimator(c);
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(r.OnRttSample(microseconds(20)));
   EXPECT_EQ(r.rttvar(), nanoseconds(0));  // constant samples: variance decays to 0
   EXPECT_EQ(r.Rto(), microseconds(30));   // SRTT + G

@@ -13,7 +13,7 @@ namespace {
 
 using Acked = std::vector<std::pair<uint32_t, AckKind>>;
 
-SendWindow Make(uint32_t start, uint32_t mp_range) {
+SendWindow MakeSendWindow(uint32_t start, uint32_t mp_range) {
   auto w = SendWindow::Create(SendWindowConfig{mp_range}, Psn(start));
   EXPECT_TRUE(w.ok());
   return std::move(w).value();
@@ -43,7 +43,7 @@ TEST(SendWindow, Initial) {
 }
 
 TEST(SendWindow, NeverMoreThanMpRangeOutstanding) {
-  SendWindow w = Make(0xFFFFFFC0u, 128);
+  SendWindow w = MakeSendWindow(0xFFFFFFC0u, 128);
   for (uint32_t i = 0; i < 128; ++i) {
     auto p = w.Send();
     ASSERT_TRUE(p.has_value());

@@ -345,4 +345,10 @@ inline Bytes SmallResponseWithDataGolden() {
   });
 }
 
+// A golden header with its opcode byte replaced (byte 0: rsvd 00 | opcode).
+inline Bytes WithOpcode(Bytes header, RequestOpcode op) {
+  header[0] = static_cast<std::byte>(op);
+  return header;
+}
+
 }  // namespace uet::ses::testutil

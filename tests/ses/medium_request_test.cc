@@ -10,7 +10,7 @@ namespace {
 
 using namespace testutil;  // NOLINT: test helpers
 
-std::vector<FieldCase<MediumRequest>> CommonFieldCases() {
+std::vector<FieldCase<MediumRequest>> MediumCommonFieldCases() {
   return {
       {"ri_generation", 8, [](MediumRequest& m, uint64_t v) {
          m.common.ri_generation = static_cast<uint8_t>(v);
@@ -53,7 +53,7 @@ TEST(MediumRequest, TruncationTable) {
 }
 
 TEST(MediumRequest, FieldWidthsWithHeaderData) {
-  auto cases = CommonFieldCases();
+  auto cases = MediumCommonFieldCases();
   cases.push_back({"header_data", 64, [](MediumRequest& m, uint64_t v) { m.header_data = v; },
                    false});
   MediumRequest zero = SinglePacket();
@@ -63,7 +63,7 @@ TEST(MediumRequest, FieldWidthsWithHeaderData) {
 }
 
 TEST(MediumRequest, FieldWidthsWithBufferOffset) {
-  auto cases = CommonFieldCases();
+  auto cases = MediumCommonFieldCases();
   cases.push_back({"buffer_offset", 64, [](MediumRequest& m, uint64_t v) {
                      m.buffer_offset = v;
                    }, false});

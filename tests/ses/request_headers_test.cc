@@ -10,12 +10,6 @@ namespace {
 
 using namespace testutil;  // NOLINT: test helpers
 
-// The golden header with its opcode byte replaced (byte 0: rsvd 00 | opcode).
-Bytes WithOpcode(Bytes header, RequestOpcode op) {
-  header[0] = static_cast<std::byte>(op);
-  return header;
-}
-
 TEST(RequiredExtension, Table) {
   for (int v = 0; v <= kLastRequestOpcode; ++v) {
     const auto op = static_cast<RequestOpcode>(v);

@@ -20,11 +20,6 @@ struct Sample {
   Bytes golden;
 };
 
-Bytes WithOpcode(Bytes header, RequestOpcode op) {
-  header[0] = static_cast<std::byte>(op);
-  return header;
-}
-
 std::vector<Sample> Samples() {
   StandardRequest atomic = StandardSom1Sample();
   atomic.common.opcode = RequestOpcode::kAtomic;

@@ -11,7 +11,7 @@ namespace {
 using namespace testutil;  // NOLINT: test helpers
 
 // Integer fields common to both forms.
-std::vector<FieldCase<StandardRequest>> CommonFieldCases() {
+std::vector<FieldCase<StandardRequest>> StandardCommonFieldCases() {
   return {
       {"ri_generation", 8, [](StandardRequest& s, uint64_t v) {
          s.common.ri_generation = static_cast<uint8_t>(v);
@@ -58,7 +58,7 @@ TEST(StandardRequest, TruncationMessageNamesTheHeader) {
 }
 
 TEST(StandardRequest, FieldWidthsSom1) {
-  auto cases = CommonFieldCases();
+  auto cases = StandardCommonFieldCases();
   cases.push_back({"header_data", 64, [](StandardRequest& s, uint64_t v) { s.header_data = v; },
                    false});
   StandardRequest zero;
@@ -68,7 +68,7 @@ TEST(StandardRequest, FieldWidthsSom1) {
 }
 
 TEST(StandardRequest, FieldWidthsSom0) {
-  auto cases = CommonFieldCases();
+  auto cases = StandardCommonFieldCases();
   cases.push_back({"payload_length", 14, [](StandardRequest& s, uint64_t v) {
                      s.payload_length = static_cast<uint16_t>(v);
                    }});

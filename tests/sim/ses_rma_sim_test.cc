@@ -28,7 +28,7 @@ using ses::CompletionStatus;
 using ses::OpKind;
 using ses::ReturnCode;
 
-constexpr size_t kPayload = ses::EndpointConfig::kDefaultPayloadBytes;
+constexpr size_t kPacketPayload = ses::EndpointConfig::kDefaultPayloadBytes;
 constexpr size_t kGuard = 512;  // bytes of the allocation on each side of the region
 constexpr std::byte kUntouched{0xAB};  // what a local read / fetch buffer starts as
 
@@ -243,7 +243,7 @@ void ExpectRefused(Rig& r, Kind kind, uint64_t key, uint64_t offset, size_t len,
     ASSERT_EQ(x, kUntouched) << "the local read/fetch buffer was written";
   }
   const uint64_t packets =
-      kind == Kind::kWrite ? std::max<size_t>(1, (len + kPayload - 1) / kPayload) : 1;
+      kind == Kind::kWrite ? std::max<size_t>(1, (len + kPacketPayload - 1) / kPacketPayload) : 1;
   EXPECT_EQ(r.refused(rc), refused_before + packets);
   EXPECT_EQ(r.b.endpoint().counters().requests_refused, total_refused_before + packets);
   EXPECT_EQ(r.b.completions.size(), target_completions) << "the target reported something";
@@ -439,7 +439,7 @@ TEST_F(SesRma, MultiPacketWriteOutOfBoundsTouchesNothingUnderLoss) {
   const std::vector<std::byte> before = r.memory;
   // Last byte out; last packet's bytes out; half out; one byte longer than
   // the region; offset wraps.
-  const std::vector<uint64_t> offsets = {n - kLen + 1, n - kLen + kPayload, n - kLen / 2,
+  const std::vector<uint64_t> offsets = {n - kLen + 1, n - kLen + kPacketPayload, n - kLen / 2,
                                          n, UINT64_MAX - kLen / 2};
   std::vector<uint64_t> contexts;
   for (uint64_t off : offsets) {
@@ -494,8 +494,8 @@ void RunCqDataWrites(const SimSeed& seed, const ImpairmentProfile& impair, bool 
       {.offset = 0, .len = 100, .cq_data = 0x1111},            // one packet, offset 0
       {.offset = 1000, .len = 100, .cq_data = 0x2222},         // one packet, offset != 0
       {.offset = 2000, .len = 0, .cq_data = 0x3333},           // empty
-      {.offset = 4096, .len = kPayload, .cq_data = 0x4444},    // exactly one full packet
-      {.offset = 8192, .len = kPayload + 1, .cq_data = 0x5555},  // two packets
+      {.offset = 4096, .len = kPacketPayload, .cq_data = 0x4444},    // exactly one full packet
+      {.offset = 8192, .len = kPacketPayload + 1, .cq_data = 0x5555},  // two packets
       {.offset = 16384, .len = 10000, .cq_data = 0x6666},
       {.offset = 200000, .len = 5000, .cq_data = std::nullopt},  // no CQ data: no completion
       {.offset = 210000, .len = 100, .cq_data = std::nullopt},

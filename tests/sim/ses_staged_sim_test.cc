@@ -32,21 +32,21 @@ constexpr std::byte kNotStaged{0x5A};  // what a source holds before its bytes a
 constexpr size_t kChunk = 64 << 10;    // bytes staged per step
 constexpr Duration kStageStep = std::chrono::microseconds(20);
 
-enum class Op { kEagerSend, kRendezvousSend, kWrite };
+enum class StagedOp { kEagerSend, kRendezvousSend, kWrite };
 
-const char* OpName(Op op) {
+const char* StagedOpName(StagedOp op) {
   switch (op) {
-    case Op::kEagerSend:
+    case StagedOp::kEagerSend:
       return "EagerSend";
-    case Op::kRendezvousSend:
+    case StagedOp::kRendezvousSend:
       return "RendezvousSend";
-    case Op::kWrite:
+    case StagedOp::kWrite:
       return "Write";
   }
   return "?";
 }
 
-using StagedParam = std::tuple<Op, size_t>;
+using StagedParam = std::tuple<StagedOp, size_t>;
 
 class SesStaged : public SimTest, public ::testing::WithParamInterface<StagedParam> {};
 class SesStagedFailure : public SimTest {};
@@ -58,7 +58,7 @@ class SesStagedFailure : public SimTest {};
 TEST_P(SesStaged, NothingPastTheReadyPrefixLeavesAndThePrefixGoesEarly) {
   const auto [op, size] = GetParam();
   ses::EndpointConfig config = SesTestConfig();
-  config.rendezvous_threshold = op == Op::kEagerSend ? SIZE_MAX : 0;
+  config.rendezvous_threshold = op == StagedOp::kEagerSend ? SIZE_MAX : 0;
   TwoHosts h(seed_, config, ImpairmentProfile{.loss = 0.01, .reorder = 0.01});
   ASSERT_TRUE(h.a.ok() && h.b.ok());
 
@@ -71,7 +71,7 @@ TEST_P(SesStaged, NothingPastTheReadyPrefixLeavesAndThePrefixGoesEarly) {
   constexpr uint64_t kCtx = 11;
 
   Status st;
-  if (op == Op::kWrite) {
+  if (op == StagedOp::kWrite) {
     const uint64_t key = h.b.Register(into);
     st = h.a.Write(ses::WriteOp{.peer = h.b.peer(),
                                 .key = key,
@@ -117,12 +117,13 @@ TEST_P(SesStaged, NothingPastTheReadyPrefixLeavesAndThePrefixGoesEarly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, SesStaged,
-                         ::testing::Combine(::testing::Values(Op::kEagerSend, Op::kRendezvousSend,
-                                                              Op::kWrite),
+                         ::testing::Combine(::testing::Values(StagedOp::kEagerSend,
+                                                              StagedOp::kRendezvousSend,
+                                                              StagedOp::kWrite),
                                             ::testing::Values(size_t{1}, size_t{kChunk},
                                                               size_t{kChunk + 1}, size_t{1} << 20)),
                          [](const ::testing::TestParamInfo<StagedParam>& i) {
-                           return std::string(OpName(std::get<0>(i.param))) + "_" +
+                           return std::string(StagedOpName(std::get<0>(i.param))) + "_" +
                                   std::to_string(std::get<1>(i.param));
                          });
 

@@ -10,11 +10,11 @@ namespace {
 using std::chrono::microseconds;
 using std::chrono::nanoseconds;
 
-const TimePoint kT0{microseconds(1000)};
+const TimePoint kNsccT0{microseconds(1000)};
 constexpr uint32_t kMtu = 4096;
 
 // 100 Gb/s x 10 us: BDP 125000 B, target 10 us, max window 187500 B.
-NsccConfig Config(double initial_bdp = 1.5) {
+NsccConfig NsccTestConfig(double initial_bdp = 1.5) {
   NsccConfig c;
   c.link_rate_bps = 100'000'000'000;
   c.base_rtt = microseconds(10);
@@ -41,14 +41,14 @@ AckEvent Ack(TimePoint now, uint64_t bytes, Duration rtt, bool ecn = false,
   return e;
 }
 
-// Starts the controller at kT0 and teaches it a 10 us base RTT.
+// Starts the controller at kNsccT0 and teaches it a 10 us base RTT.
 void Start(Nscc& n) {
-  n.OnSent({kT0, Psn(1), kMtu, false});
-  n.OnAck(Ack(kT0 + microseconds(10), kMtu, microseconds(10)));
+  n.OnSent({kNsccT0, Psn(1), kMtu, false});
+  n.OnAck(Ack(kNsccT0 + microseconds(10), kMtu, microseconds(10)));
 }
 
 TEST(NsccConfig, DefaultsValidAndDerived) {
-  NsccConfig c = Config();
+  NsccConfig c = NsccTestConfig();
   ASSERT_TRUE(c.Validate().ok());
   EXPECT_EQ(c.BdpBytes(), 125000u);
   EXPECT_EQ(c.TargetQdelay(), microseconds(10));
@@ -61,7 +61,7 @@ TEST(NsccConfig, DefaultsValidAndDerived) {
 
 TEST(NsccConfig, RejectsEachBadField) {
   auto bad = [](auto mutate) {
-    NsccConfig c = Config();
+    NsccConfig c = NsccTestConfig();
     mutate(c);
     return c.Validate();
   };
@@ -85,7 +85,7 @@ TEST(NsccConfig, RejectsEachBadField) {
   Status md = bad([](NsccConfig& c) { c.max_md = 1.0; });
   EXPECT_EQ(md.error().ToString(), "pds.cc.nscc: invalid max_md_milli 1000");
   auto create = Nscc::Create([] {
-    NsccConfig c = Config();
+    NsccConfig c = NsccTestConfig();
     c.delay_ewma = 2;
     return c;
   }());
@@ -93,7 +93,7 @@ TEST(NsccConfig, RejectsEachBadField) {
 }
 
 TEST(Nscc, StartsAtInitialWindowWithinBounds) {
-  Nscc n = Make(Config());
+  Nscc n = Make(NsccTestConfig());
   EXPECT_EQ(n.WindowBytes(), 187500u);
   EXPECT_EQ(n.max_window(), 187500u);
   EXPECT_EQ(n.min_window(), kMtu);
@@ -110,24 +110,24 @@ TEST(Nscc, StartsAtInitialWindowWithinBounds) {
 }
 
 TEST(Nscc, BaseRttIsSmallestSample) {
-  Nscc n = Make(Config(0.5));
+  Nscc n = Make(NsccTestConfig(0.5));
   EXPECT_EQ(n.base_rtt(), microseconds(10));  // configured until measured
-  n.OnSent({kT0, Psn(1), kMtu, false});
-  n.OnAck(Ack(kT0 + microseconds(9), kMtu, microseconds(9)));
+  n.OnSent({kNsccT0, Psn(1), kMtu, false});
+  n.OnAck(Ack(kNsccT0 + microseconds(9), kMtu, microseconds(9)));
   EXPECT_EQ(n.base_rtt(), microseconds(9));
-  n.OnAck(Ack(kT0 + microseconds(20), kMtu, microseconds(15)));
+  n.OnAck(Ack(kNsccT0 + microseconds(20), kMtu, microseconds(15)));
   EXPECT_EQ(n.base_rtt(), microseconds(9));
-  n.OnAck(Ack(kT0 + microseconds(21), kMtu, microseconds(8)));
+  n.OnAck(Ack(kNsccT0 + microseconds(21), kMtu, microseconds(8)));
   EXPECT_EQ(n.base_rtt(), microseconds(8));
 }
 
 // Low delay, no ECN: proportional increase.
 TEST(Nscc, LowDelayNoEcnIncreasesProportionally) {
-  Nscc n = Make(Config(0.5));
+  Nscc n = Make(NsccTestConfig(0.5));
   Start(n);
   const uint64_t before = n.WindowBytes();
   // Delay 2 us (< target 10 us, > fast-increase threshold 1 us).
-  for (int i = 0; i < 8; ++i) n.OnAck(Ack(kT0 + microseconds(11), kMtu, microseconds(12)));
+  for (int i = 0; i < 8; ++i) n.OnAck(Ack(kNsccT0 + microseconds(11), kMtu, microseconds(12)));
   EXPECT_GE(n.stats().proportional, 8u);
   EXPECT_EQ(n.stats().fair + n.stats().decrease + n.stats().hold, 0u);
   EXPECT_GT(n.WindowBytes(), before);
@@ -136,10 +136,10 @@ TEST(Nscc, LowDelayNoEcnIncreasesProportionally) {
 // Smaller delay below target: more increase (proportional to target - delay).
 TEST(Nscc, ProportionalIncreaseGrowsWithHeadroom) {
   auto grow = [](Duration rtt) {
-    Nscc n = Make(Config(0.5));
+    Nscc n = Make(NsccTestConfig(0.5));
     Start(n);
     const uint64_t before = n.WindowBytes();
-    for (int i = 0; i < 8; ++i) n.OnAck(Ack(kT0 + microseconds(11), kMtu, rtt));
+    for (int i = 0; i < 8; ++i) n.OnAck(Ack(kNsccT0 + microseconds(11), kMtu, rtt));
     return n.WindowBytes() - before;
   };
   EXPECT_GT(grow(microseconds(12)), grow(microseconds(18)));
@@ -148,10 +148,10 @@ TEST(Nscc, ProportionalIncreaseGrowsWithHeadroom) {
 
 // High delay, no ECN: fair (additive) increase.
 TEST(Nscc, HighDelayNoEcnIncreasesFairly) {
-  Nscc n = Make(Config(0.5));
+  Nscc n = Make(NsccTestConfig(0.5));
   Start(n);
   const uint64_t before = n.WindowBytes();
-  for (int i = 0; i < 8; ++i) n.OnAck(Ack(kT0 + microseconds(11), kMtu, microseconds(25)));
+  for (int i = 0; i < 8; ++i) n.OnAck(Ack(kNsccT0 + microseconds(11), kMtu, microseconds(25)));
   EXPECT_EQ(n.stats().fair, 8u);
   EXPECT_GT(n.WindowBytes(), before);
   // fi = 5 MTU a (a = 125000/150000) per window of acked bytes; the fulfil
@@ -163,21 +163,22 @@ TEST(Nscc, HighDelayNoEcnIncreasesFairly) {
 
 // ECN with low delay: no change (another path's congestion).
 TEST(Nscc, EcnLowDelayHolds) {
-  Nscc n = Make(Config(0.5));
+  Nscc n = Make(NsccTestConfig(0.5));
   Start(n);
   const uint64_t before = n.WindowBytes();
-  for (int i = 0; i < 8; ++i) n.OnAck(Ack(kT0 + microseconds(11), kMtu, microseconds(12), true));
+  for (int i = 0; i < 8; ++i)
+    n.OnAck(Ack(kNsccT0 + microseconds(11), kMtu, microseconds(12), true));
   EXPECT_EQ(n.stats().hold, 8u);
   EXPECT_EQ(n.WindowBytes(), before);
 }
 
 // ECN with high delay: multiplicative decrease, at most once per base RTT.
 TEST(Nscc, EcnHighDelayDecreasesOncePerBaseRtt) {
-  Nscc n = Make(Config());
+  Nscc n = Make(NsccTestConfig());
   Start(n);
   // Raise the delay average above target without ECN first (fair increase
   // saturates at max_window).
-  TimePoint t = kT0 + microseconds(11);
+  TimePoint t = kNsccT0 + microseconds(11);
   for (int i = 0; i < 40; ++i) n.OnAck(Ack(t, kMtu, microseconds(40)));
   ASSERT_GT(n.avg_delay(), n.target());
   const uint64_t before = n.WindowBytes();
@@ -198,9 +199,9 @@ TEST(Nscc, EcnHighDelayDecreasesOncePerBaseRtt) {
 }
 
 TEST(Nscc, DecreaseNeverBelowHalfPerStepNorBelowMinimum) {
-  Nscc n = Make(Config());
+  Nscc n = Make(NsccTestConfig());
   Start(n);
-  TimePoint t = kT0 + microseconds(11);
+  TimePoint t = kNsccT0 + microseconds(11);
   for (int i = 0; i < 200; ++i) n.OnAck(Ack(t, kMtu, microseconds(1000)));  // avg >> target
   const uint64_t before = n.WindowBytes();
   n.OnAck(Ack(t, kMtu, microseconds(1000), true));
@@ -215,11 +216,11 @@ TEST(Nscc, DecreaseNeverBelowHalfPerStepNorBelowMinimum) {
 }
 
 TEST(Nscc, FastIncreaseAfterOneWindowAtZeroDelay) {
-  Nscc n = Make(Config(0.2));  // 25000 B
+  Nscc n = Make(NsccTestConfig(0.2));  // 25000 B
   Start(n);
   const uint64_t w0 = n.WindowBytes();
   // Zero delay: the first window's worth of bytes only counts.
-  TimePoint t = kT0 + microseconds(11);
+  TimePoint t = kNsccT0 + microseconds(11);
   int acks = 0;
   while (n.stats().fast == 0 && acks < 100) {
     n.OnAck(Ack(t, kMtu, microseconds(10)));
@@ -239,93 +240,93 @@ TEST(Nscc, FastIncreaseAfterOneWindowAtZeroDelay) {
 }
 
 TEST(Nscc, NackTrimSubtractsBytes) {
-  Nscc n = Make(Config());
+  Nscc n = Make(NsccTestConfig());
   Start(n);
   const uint64_t before = n.WindowBytes();
-  n.OnNack({kT0 + microseconds(11), NackCode::kTrimmed, Psn(5), kMtu, false});
+  n.OnNack({kNsccT0 + microseconds(11), NackCode::kTrimmed, Psn(5), kMtu, false});
   EXPECT_EQ(n.WindowBytes(), before - kMtu);
-  n.OnNack({kT0 + microseconds(11), NackCode::kRcvrInferLoss, Psn(6), kMtu, false});
+  n.OnNack({kNsccT0 + microseconds(11), NackCode::kRcvrInferLoss, Psn(6), kMtu, false});
   EXPECT_EQ(n.WindowBytes(), before - 2 * kMtu);
   // Resource NACKs say nothing about the network.
-  n.OnNack({kT0 + microseconds(11), NackCode::kNoPktBuffer, Psn(7), kMtu, false});
-  n.OnNack({kT0 + microseconds(11), NackCode::kNoCccAvail, Psn(7), kMtu, false});
+  n.OnNack({kNsccT0 + microseconds(11), NackCode::kNoPktBuffer, Psn(7), kMtu, false});
+  n.OnNack({kNsccT0 + microseconds(11), NackCode::kNoCccAvail, Psn(7), kMtu, false});
   EXPECT_EQ(n.WindowBytes(), before - 2 * kMtu);
   EXPECT_EQ(n.stats().nack_reductions, 2u);
 }
 
 TEST(Nscc, LastHopTrimIgnoredWhenConfigured) {
-  NsccConfig c = Config();
+  NsccConfig c = NsccTestConfig();
   c.react_to_last_hop_trim = false;
   Nscc n = Make(c);
   Start(n);
   const uint64_t before = n.WindowBytes();
-  n.OnNack({kT0 + microseconds(11), NackCode::kTrimmedLastHop, Psn(5), kMtu, false});
+  n.OnNack({kNsccT0 + microseconds(11), NackCode::kTrimmedLastHop, Psn(5), kMtu, false});
   EXPECT_EQ(n.WindowBytes(), before);
-  Nscc m = Make(Config());
+  Nscc m = Make(NsccTestConfig());
   Start(m);
-  m.OnNack({kT0 + microseconds(11), NackCode::kTrimmedLastHop, Psn(5), kMtu, false});
+  m.OnNack({kNsccT0 + microseconds(11), NackCode::kTrimmedLastHop, Psn(5), kMtu, false});
   EXPECT_EQ(m.WindowBytes(), before - kMtu);
 }
 
 TEST(Nscc, QuickAdaptAfterLossShrinksToAchieved) {
-  Nscc n = Make(Config());
-  n.OnSent({kT0, Psn(1), kMtu, false});  // QA interval: kT0 .. kT0 + 20 us
-  n.OnAck(Ack(kT0 + microseconds(10), kMtu, microseconds(10)));
-  n.OnNack({kT0 + microseconds(12), NackCode::kTrimmed, Psn(2), kMtu, false});
+  Nscc n = Make(NsccTestConfig());
+  n.OnSent({kNsccT0, Psn(1), kMtu, false});  // QA interval: kNsccT0 .. kNsccT0 + 20 us
+  n.OnAck(Ack(kNsccT0 + microseconds(10), kMtu, microseconds(10)));
+  n.OnNack({kNsccT0 + microseconds(12), NackCode::kTrimmed, Psn(2), kMtu, false});
   EXPECT_EQ(n.stats().quick_adapts, 0u);
   // The interval ends: 2 packets achieved (< max_window >> 3 = 23437 B).
-  n.OnAck(Ack(kT0 + microseconds(21), kMtu, microseconds(30), false, 12 * kMtu));
+  n.OnAck(Ack(kNsccT0 + microseconds(21), kMtu, microseconds(30), false, 12 * kMtu));
   EXPECT_EQ(n.stats().quick_adapts, 1u);
   EXPECT_EQ(n.WindowBytes(), 2 * kMtu);
   // Feedback for the 12 packets then in flight is ignored.
   for (int i = 0; i < 12; ++i) {
-    n.OnAck(Ack(kT0 + microseconds(22), kMtu, microseconds(60), true, (11 - i) * kMtu));
+    n.OnAck(Ack(kNsccT0 + microseconds(22), kMtu, microseconds(60), true, (11 - i) * kMtu));
   }
   EXPECT_EQ(n.stats().ignored_acks, 12u);
   EXPECT_EQ(n.stats().decrease, 0u);
   EXPECT_EQ(n.WindowBytes(), 2 * kMtu);
   const uint64_t proportional = n.stats().proportional;
-  n.OnAck(Ack(kT0 + microseconds(23), kMtu, microseconds(12)));
+  n.OnAck(Ack(kNsccT0 + microseconds(23), kMtu, microseconds(12)));
   EXPECT_EQ(n.stats().proportional, proportional + 1);
 }
 
 TEST(Nscc, QuickAdaptOnHugeDelayButNotWhenAchievedIsLarge) {
   {
-    Nscc n = Make(Config());
-    n.OnSent({kT0, Psn(1), kMtu, false});
-    n.OnAck(Ack(kT0 + microseconds(10), kMtu, microseconds(10)));
+    Nscc n = Make(NsccTestConfig());
+    n.OnSent({kNsccT0, Psn(1), kMtu, false});
+    n.OnAck(Ack(kNsccT0 + microseconds(10), kMtu, microseconds(10)));
     // Delay 45 us > 4 x target at the interval's end: quick adapt.
-    n.OnAck(Ack(kT0 + microseconds(21), kMtu, microseconds(55)));
+    n.OnAck(Ack(kNsccT0 + microseconds(21), kMtu, microseconds(55)));
     EXPECT_EQ(n.stats().quick_adapts, 1u);
     EXPECT_EQ(n.WindowBytes(), 2 * kMtu);
   }
   {
-    Nscc n = Make(Config());
-    n.OnSent({kT0, Psn(1), kMtu, false});
-    n.OnAck(Ack(kT0 + microseconds(10), kMtu, microseconds(10)));
-    for (int i = 0; i < 8; ++i) n.OnAck(Ack(kT0 + microseconds(15), kMtu, microseconds(12)));
+    Nscc n = Make(NsccTestConfig());
+    n.OnSent({kNsccT0, Psn(1), kMtu, false});
+    n.OnAck(Ack(kNsccT0 + microseconds(10), kMtu, microseconds(10)));
+    for (int i = 0; i < 8; ++i) n.OnAck(Ack(kNsccT0 + microseconds(15), kMtu, microseconds(12)));
     // 9 packets = 36864 B achieved >= 23437: a busy flow, no quick adapt.
-    n.OnAck(Ack(kT0 + microseconds(21), kMtu, microseconds(55)));
+    n.OnAck(Ack(kNsccT0 + microseconds(21), kMtu, microseconds(55)));
     EXPECT_EQ(n.stats().quick_adapts, 0u);
   }
 }
 
 TEST(Nscc, TimeoutTriggersQuickAdapt) {
-  Nscc n = Make(Config());
-  n.OnSent({kT0, Psn(1), kMtu, false});
-  n.OnSent({kT0, Psn(2), kMtu, false});
-  n.OnTimeout({kT0 + microseconds(30), Psn(1), kMtu});
+  Nscc n = Make(NsccTestConfig());
+  n.OnSent({kNsccT0, Psn(1), kMtu, false});
+  n.OnSent({kNsccT0, Psn(2), kMtu, false});
+  n.OnTimeout({kNsccT0 + microseconds(30), Psn(1), kMtu});
   EXPECT_EQ(n.stats().timeouts, 1u);
   EXPECT_EQ(n.stats().quick_adapts, 1u);
   EXPECT_EQ(n.WindowBytes(), n.min_window());  // nothing achieved
 }
 
 TEST(Nscc, ReceiverPenaltyFromRcvCwndPend) {
-  Nscc n = Make(Config());
+  Nscc n = Make(NsccTestConfig());
   Start(n);
   const uint64_t before = n.WindowBytes();
   auto with_state = [&](uint32_t rcvd, uint8_t pend) {
-    AckEvent e = Ack(kT0 + microseconds(11), 0, microseconds(12));
+    AckEvent e = Ack(kNsccT0 + microseconds(11), 0, microseconds(12));
     e.rtt_sample.reset();
     e.ack_cc_state = NsccAckState{0, false, pend, rcvd, 0};
     n.OnAck(e);
@@ -342,21 +343,21 @@ TEST(Nscc, ReceiverPenaltyFromRcvCwndPend) {
   EXPECT_EQ(n.WindowBytes(), w - 508);
   EXPECT_EQ(n.stats().receiver_penalties, 2u);
   // A credit state is not NSCC's.
-  AckEvent e = Ack(kT0 + microseconds(11), 0, microseconds(12));
+  AckEvent e = Ack(kNsccT0 + microseconds(11), 0, microseconds(12));
   e.ack_cc_state = CreditAckState{100, 0};
   n.OnAck(e);
   EXPECT_EQ(n.stats().receiver_penalties, 2u);
 }
 
 TEST(Nscc, WindowNeverLeavesBounds) {
-  Nscc n = Make(Config());
+  Nscc n = Make(NsccTestConfig());
   Start(n);
   for (int i = 0; i < 1000; ++i) {
-    n.OnAck(Ack(kT0 + microseconds(11 + i), kMtu, microseconds(10)));
+    n.OnAck(Ack(kNsccT0 + microseconds(11 + i), kMtu, microseconds(10)));
     ASSERT_LE(n.WindowBytes(), n.max_window());
   }
   for (int i = 0; i < 100; ++i) {
-    n.OnNack({kT0 + microseconds(2000), NackCode::kTrimmed, Psn(5), 65536, false});
+    n.OnNack({kNsccT0 + microseconds(2000), NackCode::kTrimmed, Psn(5), 65536, false});
     ASSERT_GE(n.WindowBytes(), n.min_window());
   }
 }

@@ -13,11 +13,11 @@ namespace {
 
 using std::chrono::microseconds;
 
-const TimePoint kT0{microseconds(1000)};
+const TimePoint kRcccT0{microseconds(1000)};
 constexpr uint32_t kPkt = 4096;
 
 // 100 Gb/s x 10 us: BDP 125000 B; speculative 125000 B; target 156250 B.
-RcccConfig Config() {
+RcccConfig RcccTestConfig() {
   RcccConfig c;
   c.link_rate_bps = 100'000'000'000;
   c.base_rtt = microseconds(10);
@@ -25,13 +25,13 @@ RcccConfig Config() {
   return c;
 }
 
-RcccSender MakeSender(const RcccConfig& c = Config()) {
+RcccSender MakeSender(const RcccConfig& c = RcccTestConfig()) {
   auto s = RcccSender::Create(c);
   EXPECT_TRUE(s.ok());
   return std::move(s).value();
 }
 
-RcccReceiver MakeReceiver(const RcccConfig& c = Config()) {
+RcccReceiver MakeReceiver(const RcccConfig& c = RcccTestConfig()) {
   auto r = RcccReceiver::Create(c);
   EXPECT_TRUE(r.ok());
   return std::move(r).value();
@@ -55,14 +55,14 @@ AckEvent CreditAck(TimePoint now, uint32_t credit, uint64_t in_flight, uint64_t 
 }
 
 TEST(RcccConfig, DefaultsAndErrors) {
-  RcccConfig c = Config();
+  RcccConfig c = RcccTestConfig();
   ASSERT_TRUE(c.Validate().ok());
   EXPECT_EQ(c.BdpBytes(), 125000u);
   EXPECT_EQ(c.SpeculativeBytes(), 125000u);
   EXPECT_EQ(c.TargetBytes(), 156250u);
   EXPECT_TRUE(RcccConfig{}.Validate().ok());
   auto bad = [](auto mutate) {
-    RcccConfig c = Config();
+    RcccConfig c = RcccTestConfig();
     mutate(c);
     return c.Validate();
   };
@@ -80,7 +80,7 @@ TEST(RcccConfig, DefaultsAndErrors) {
                  c.quantum_bytes = 1;
                  c.target_bdp = 100;
                }).ok());
-  RcccConfig zero_rate = Config();
+  RcccConfig zero_rate = RcccTestConfig();
   zero_rate.link_rate_bps = 0;
   EXPECT_FALSE(RcccSender::Create(zero_rate).ok());
   EXPECT_FALSE(RcccReceiver::Create(zero_rate).ok());
@@ -100,7 +100,7 @@ TEST(RcccSender, SpendsSpeculativeCreditThenBlocks) {
   uint64_t in_flight = 0;
   int sent = 0;
   while (s.CanSend(in_flight, kPkt)) {
-    s.OnSent({kT0, Psn(static_cast<uint32_t>(sent)), kPkt, false});
+    s.OnSent({kRcccT0, Psn(static_cast<uint32_t>(sent)), kPkt, false});
     in_flight += kPkt;
     ++sent;
   }
@@ -110,43 +110,43 @@ TEST(RcccSender, SpendsSpeculativeCreditThenBlocks) {
   EXPECT_TRUE(s.CanSend(0, kPkt));  // liveness: nothing in flight
   // A grant of 64 quanta (16 KiB) opens room for 3 or 4 more packets.
   const int64_t before = s.balance();
-  s.OnAck(CreditAck(kT0 + microseconds(10), 64, in_flight - kPkt));
+  s.OnAck(CreditAck(kRcccT0 + microseconds(10), 64, in_flight - kPkt));
   EXPECT_EQ(s.balance(), before + 64 * 256);
   EXPECT_TRUE(s.CanSend(in_flight, kPkt));
   EXPECT_EQ(s.stats().granted_bytes, 64u * 256);
   // The same cumulative value again (or an older one): nothing new.
-  s.OnAck(CreditAck(kT0 + microseconds(11), 64, in_flight));
-  s.OnAck(CreditAck(kT0 + microseconds(11), 60, in_flight));
+  s.OnAck(CreditAck(kRcccT0 + microseconds(11), 64, in_flight));
+  s.OnAck(CreditAck(kRcccT0 + microseconds(11), 60, in_flight));
   EXPECT_EQ(s.balance(), before + 64 * 256);
   EXPECT_EQ(s.stats().stale_credits, 1u);
   // A lost ACK costs nothing: the next carries the total.
-  s.OnAck(CreditAck(kT0 + microseconds(12), 200, in_flight));
+  s.OnAck(CreditAck(kRcccT0 + microseconds(12), 200, in_flight));
   EXPECT_EQ(s.balance(), before + 200 * 256);
 }
 
 TEST(RcccSender, RetransmissionsSpendCredit) {
   RcccSender s = MakeSender();
-  s.OnSent({kT0, Psn(1), kPkt, false});
-  s.OnSent({kT0, Psn(1), kPkt, true});
+  s.OnSent({kRcccT0, Psn(1), kPkt, false});
+  s.OnSent({kRcccT0, Psn(1), kPkt, true});
   EXPECT_EQ(s.balance(), 125000 - 2 * kPkt);
 }
 
 TEST(RcccSender, IdleResetRestoresSpeculativeCredit) {
   RcccSender s = MakeSender();
-  for (int i = 0; i < 40; ++i) s.OnSent({kT0, Psn(i), kPkt, false});
+  for (int i = 0; i < 40; ++i) s.OnSent({kRcccT0, Psn(i), kPkt, false});
   EXPECT_LT(s.balance(), 0);
-  s.OnAck(CreditAck(kT0 + microseconds(20), 10, 0));  // all acked: idle from here
+  s.OnAck(CreditAck(kRcccT0 + microseconds(20), 10, 0));  // all acked: idle from here
   const int64_t b = s.balance();
   // Shortly after: no reset.
-  s.OnSent({kT0 + microseconds(50), Psn(41), kPkt, false});
+  s.OnSent({kRcccT0 + microseconds(50), Psn(41), kPkt, false});
   EXPECT_EQ(s.balance(), b - kPkt);
-  s.OnAck(CreditAck(kT0 + microseconds(60), 10, 0));
+  s.OnAck(CreditAck(kRcccT0 + microseconds(60), 10, 0));
   // After idle_reset (100 us): back to the speculative credit.
-  s.OnSent({kT0 + microseconds(200), Psn(42), kPkt, false});
+  s.OnSent({kRcccT0 + microseconds(200), Psn(42), kPkt, false});
   EXPECT_EQ(s.balance(), 125000 - kPkt);
   EXPECT_EQ(s.stats().idle_resets, 1u);
   // The cumulative credit goes on from where it was (10): 4 more quanta.
-  s.OnAck(CreditAck(kT0 + microseconds(210), 14, kPkt));
+  s.OnAck(CreditAck(kRcccT0 + microseconds(210), 14, kPkt));
   EXPECT_EQ(s.balance(), 125000 - kPkt + 4 * 256);
 }
 
@@ -156,74 +156,74 @@ TEST(RcccSender, IdleResetRestoresSpeculativeCredit) {
 // old total as a windfall.
 TEST(RcccSender, ReceiverAccountRestartedFromZeroIsFollowed) {
   RcccSender s = MakeSender();
-  for (int i = 0; i < 40; ++i) s.OnSent({kT0, Psn(i), kPkt, false});
+  for (int i = 0; i < 40; ++i) s.OnSent({kRcccT0, Psn(i), kPkt, false});
   // Far along an account: 2000 quanta, then 6000 (each step plausible).
-  s.OnAck(CreditAck(kT0 + microseconds(10), 2000, 39 * kPkt));
-  s.OnAck(CreditAck(kT0 + microseconds(11), 6000, 39 * kPkt));
+  s.OnAck(CreditAck(kRcccT0 + microseconds(10), 2000, 39 * kPkt));
+  s.OnAck(CreditAck(kRcccT0 + microseconds(11), 6000, 39 * kPkt));
   EXPECT_EQ(s.stats().rebased_credits, 0u);
   const int64_t b = s.balance();
   // A new account at the receiver: 12 quanta from 0 ("behind" 6000 by far).
-  s.OnAck(CreditAck(kT0 + microseconds(20), 12, 38 * kPkt));
+  s.OnAck(CreditAck(kRcccT0 + microseconds(20), 12, 38 * kPkt));
   EXPECT_EQ(s.balance(), b + 12 * 256);
   EXPECT_EQ(s.stats().rebased_credits, 1u);
   EXPECT_EQ(s.stats().stale_credits, 0u);
   // And it goes on from there.
-  s.OnAck(CreditAck(kT0 + microseconds(30), 20, 37 * kPkt));
+  s.OnAck(CreditAck(kRcccT0 + microseconds(30), 20, 37 * kPkt));
   EXPECT_EQ(s.balance(), b + 20 * 256);
 }
 
 TEST(RcccSender, OldReceiverAccountGivesNoWindfall) {
   RcccSender s = MakeSender();
-  s.OnSent({kT0, Psn(1), kPkt, false});
+  s.OnSent({kRcccT0, Psn(1), kPkt, false});
   // A fresh sender's first credit is 900000 quanta (over 4 x (speculative +
   // target) = 4396 quanta here): an old account.
-  s.OnAck(CreditAck(kT0 + microseconds(10), 900000, 0));
+  s.OnAck(CreditAck(kRcccT0 + microseconds(10), 900000, 0));
   EXPECT_EQ(s.balance(), 125000 - kPkt);
   EXPECT_EQ(s.stats().rebased_credits, 1u);
-  s.OnAck(CreditAck(kT0 + microseconds(20), 900010, 0));
+  s.OnAck(CreditAck(kRcccT0 + microseconds(20), 900010, 0));
   EXPECT_EQ(s.balance(), 125000 - kPkt + 10 * 256);
 }
 
 TEST(RcccReceiver, ForgetDropsThePeerAndItsCount) {
   RcccReceiver r = MakeReceiver();
-  EXPECT_TRUE(r.OnData(kT0, 1, kPkt, false));
-  EXPECT_GT(CreditOf(r.AckState(kT0, 1)), 0u);
+  EXPECT_TRUE(r.OnData(kRcccT0, 1, kPkt, false));
+  EXPECT_GT(CreditOf(r.AckState(kRcccT0, 1)), 0u);
   EXPECT_EQ(r.known_peers(), 1u);
   r.Forget(1);
   EXPECT_EQ(r.known_peers(), 0u);
   EXPECT_EQ(r.active_peers(), 0u);
   EXPECT_EQ(r.outstanding(), 0u);
-  EXPECT_EQ(CreditOf(r.AckState(kT0, 1)), 0u) << "a new account starts at 0";
+  EXPECT_EQ(CreditOf(r.AckState(kRcccT0, 1)), 0u) << "a new account starts at 0";
 }
 
 TEST(RcccReceiver, SpeculativeCreditCountsBeforeAnyGrant) {
   RcccReceiver r = MakeReceiver();
   EXPECT_EQ(r.Name(), "rccc");
   // Unknown peer: a zero credit, no grant.
-  EXPECT_EQ(CreditOf(r.AckState(kT0, 9)), 0u);
-  EXPECT_TRUE(r.OnData(kT0, 1, kPkt, false));  // credit is due: ACK at once
+  EXPECT_EQ(CreditOf(r.AckState(kRcccT0, 9)), 0u);
+  EXPECT_TRUE(r.OnData(kRcccT0, 1, kPkt, false));  // credit is due: ACK at once
   EXPECT_EQ(r.active_peers(), 1u);
   // Outstanding = 125000 - 4096 = 120904 < target 156250: grant up to the
   // target (one peer: its share is the whole target), in quanta.
-  const uint32_t q = CreditOf(r.AckState(kT0, 1));
+  const uint32_t q = CreditOf(r.AckState(kRcccT0, 1));
   EXPECT_EQ(q, (156250u - 120904u) / 256u);
   EXPECT_EQ(r.outstanding(), 120904u + q * 256u);
   // Nothing more until data arrives.
-  EXPECT_EQ(CreditOf(r.AckState(kT0, 1)), q);
-  EXPECT_FALSE(r.OnData(kT0 + microseconds(1), 1, 1000, false));  // < ack_grant_bytes due
-  EXPECT_TRUE(r.OnData(kT0 + microseconds(1), 1, kPkt, false));
-  EXPECT_EQ(CreditOf(r.AckState(kT0 + microseconds(1), 1)), q + (kPkt + 1000 + 18) / 256);
+  EXPECT_EQ(CreditOf(r.AckState(kRcccT0, 1)), q);
+  EXPECT_FALSE(r.OnData(kRcccT0 + microseconds(1), 1, 1000, false));  // < ack_grant_bytes due
+  EXPECT_TRUE(r.OnData(kRcccT0 + microseconds(1), 1, kPkt, false));
+  EXPECT_EQ(CreditOf(r.AckState(kRcccT0 + microseconds(1), 1)), q + (kPkt + 1000 + 18) / 256);
 }
 
 TEST(RcccReceiver, NoGrantWhileSpeculativeBytesExceedTarget) {
   RcccReceiver r = MakeReceiver();
   // Eight senders: 8 x 125000 B speculative outstanding >> 156250 B target.
-  for (uint64_t p = 1; p <= 8; ++p) r.OnData(kT0, p, kPkt, false);
+  for (uint64_t p = 1; p <= 8; ++p) r.OnData(kRcccT0, p, kPkt, false);
   EXPECT_EQ(r.active_peers(), 8u);
-  for (uint64_t p = 1; p <= 8; ++p) EXPECT_EQ(CreditOf(r.AckState(kT0, p)), 0u);
+  for (uint64_t p = 1; p <= 8; ++p) EXPECT_EQ(CreditOf(r.AckState(kRcccT0, p)), 0u);
   EXPECT_EQ(r.stats().grants, 0u);
   // Drain: once the total is under the target each gets at most target / 8.
-  TimePoint t = kT0;
+  TimePoint t = kRcccT0;
   for (int i = 0; i < 30; ++i) {
     t = t + microseconds(1);
     for (uint64_t p = 1; p <= 8; ++p) r.OnData(t, p, kPkt, false);
@@ -235,42 +235,42 @@ TEST(RcccReceiver, NoGrantWhileSpeculativeBytesExceedTarget) {
 }
 
 TEST(RcccReceiver, SharesEquallyAmongActivePeers) {
-  RcccConfig c = Config();
+  RcccConfig c = RcccTestConfig();
   c.speculative_bdp = 0;  // no speculative bytes: grants only
   RcccReceiver r = MakeReceiver(c);
-  r.OnData(kT0, 1, 0, false);
-  r.OnData(kT0, 2, 0, false);
-  const uint32_t q1 = CreditOf(r.AckState(kT0, 1));
-  const uint32_t q2 = CreditOf(r.AckState(kT0, 2));
+  r.OnData(kRcccT0, 1, 0, false);
+  r.OnData(kRcccT0, 2, 0, false);
+  const uint32_t q1 = CreditOf(r.AckState(kRcccT0, 1));
+  const uint32_t q2 = CreditOf(r.AckState(kRcccT0, 2));
   EXPECT_EQ(q1, 156250u / 2 / 256);
   EXPECT_EQ(q2, q1);
   // Peer 2 goes silent past active_timeout (100 us): peer 1, which kept
   // sending, may take the whole target.
-  r.OnData(kT0 + microseconds(60), 1, 40000, false);
-  r.OnData(kT0 + microseconds(120), 1, 256 * q1 - 40000, false);
+  r.OnData(kRcccT0 + microseconds(60), 1, 40000, false);
+  r.OnData(kRcccT0 + microseconds(120), 1, 256 * q1 - 40000, false);
   EXPECT_EQ(r.active_peers(), 1u);
   EXPECT_EQ(r.stats().expirations, 1u);
-  const uint32_t q1b = CreditOf(r.AckState(kT0 + microseconds(120), 1));
+  const uint32_t q1b = CreditOf(r.AckState(kRcccT0 + microseconds(120), 1));
   EXPECT_EQ(q1b, q1 + 156250u / 256);  // cumulative: the first grant plus the new one
   // Peer 2 comes back: active again; the total is at the target, so no new
   // grant, and its counter goes on from its old value.
-  r.OnData(kT0 + microseconds(121), 2, 0, false);
+  r.OnData(kRcccT0 + microseconds(121), 2, 0, false);
   EXPECT_EQ(r.active_peers(), 2u);
   EXPECT_EQ(r.stats().activations, 3u);
-  EXPECT_EQ(CreditOf(r.AckState(kT0 + microseconds(121), 2)), q2);
+  EXPECT_EQ(CreditOf(r.AckState(kRcccT0 + microseconds(121), 2)), q2);
 }
 
 TEST(RcccReceiver, MinimumShareIsOnePacketTotalStillBounded) {
-  RcccConfig c = Config();
+  RcccConfig c = RcccTestConfig();
   c.speculative_bdp = 0;
   RcccReceiver r = MakeReceiver(c);
   // 64 peers: target / 64 = 2441 B < one packet, so each may have 4096 B
   // outstanding, until the total reaches the target.
-  for (uint64_t p = 1; p <= 64; ++p) EXPECT_TRUE(r.OnData(kT0, p, 0, false)) << p;
+  for (uint64_t p = 1; p <= 64; ++p) EXPECT_TRUE(r.OnData(kRcccT0, p, 0, false)) << p;
   for (uint64_t p = 1; p <= 64; ++p) {
     // 38 x 4096 = 155648; the 39th gets the 602 B left, in whole quanta.
     const uint32_t expected = p <= 38 ? 16 : p == 39 ? 2 : 0;
-    EXPECT_EQ(CreditOf(r.AckState(kT0, p)), expected) << p;
+    EXPECT_EQ(CreditOf(r.AckState(kRcccT0, p)), expected) << p;
   }
   EXPECT_LE(r.outstanding(), 156250u);
 }
@@ -279,7 +279,7 @@ TEST(NsccRccc, SendsOnlyWhenWindowAndCreditAllow) {
   NsccConfig n;
   n.base_rtt = microseconds(10);
   n.initial_window_bdp = 0.5;  // 62500 B window
-  RcccConfig r = Config();
+  RcccConfig r = RcccTestConfig();
   r.speculative_bdp = 0.25;  // 31250 B credit
   auto both = NsccRccc::Create(n, r);
   ASSERT_TRUE(both.ok());
@@ -291,19 +291,19 @@ TEST(NsccRccc, SendsOnlyWhenWindowAndCreditAllow) {
   uint64_t in_flight = 0;
   int sent = 0;
   while (c.CanSend(in_flight, kPkt) && sent < 100) {
-    c.OnSent({kT0, Psn(static_cast<uint32_t>(sent)), kPkt, false});
+    c.OnSent({kRcccT0, Psn(static_cast<uint32_t>(sent)), kPkt, false});
     in_flight += kPkt;
     ++sent;
   }
   EXPECT_EQ(sent, 8);
   EXPECT_LE(c.WindowBytes(), c.nscc().WindowBytes());
   // Lots of credit: now the window is the limit.
-  AckEvent e = CreditAck(kT0 + microseconds(10), 1000, in_flight - kPkt);
+  AckEvent e = CreditAck(kRcccT0 + microseconds(10), 1000, in_flight - kPkt);
   e.rtt_sample = microseconds(10);
   c.OnAck(e);
   in_flight -= kPkt;
   while (c.CanSend(in_flight, kPkt) && sent < 100) {
-    c.OnSent({kT0, Psn(static_cast<uint32_t>(sent)), kPkt, false});
+    c.OnSent({kRcccT0, Psn(static_cast<uint32_t>(sent)), kPkt, false});
     in_flight += kPkt;
     ++sent;
   }
