@@ -39,6 +39,7 @@ DropReason ParseDropReason(const Error& e) {
     case Errc::kExists:
     case Errc::kNoSpace:
     case Errc::kUnsupported:
+    case Errc::kSystem:
       return DropReason::kUnparsable;
   }
   return DropReason::kUnparsable;

@@ -157,6 +157,9 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
         p.spray_fast_retx < 0 ? UINT32_MAX
                               : static_cast<uint32_t>(std::min<int64_t>(p.spray_fast_retx, UINT32_MAX));
   }
+  if (p.max_cccs != 0) {
+    c.pds.max_cccs = static_cast<uint32_t>(std::clamp<int64_t>(p.max_cccs, 1, 65535));
+  }
   c.pid_on_fep = ep.local.pid_on_fep;
   c.resource_index = ep.local.start_resource_index;
   return c;
@@ -243,6 +246,11 @@ int EnableEndpoint(Endpoint& ep) {
                  static_cast<long long>(ev_base + Params().ev_count - 2));
     return -FI_EINVAL;
   }
+  if (Params().max_cccs != 0 && (Params().max_cccs < 1 || Params().max_cccs > 65535)) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: FI_UET_MAX_CCCS=%lld: must be 1..65535\n",
+                 static_cast<long long>(Params().max_cccs));
+    return -FI_EINVAL;
+  }
   ses::EndpointConfig config = SesConfigFor(ep);
   if (absl::Status tune = ApplyCcTune(Params().cc_tune, config.pds.cc); !tune.ok()) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: %s\n", std::string(tune.message()).c_str());
@@ -267,7 +275,7 @@ int EnableEndpoint(Endpoint& ep) {
   // The initiator ID is the UDP port: unique among the endpoints of a host.
   Result<std::unique_ptr<Progress>> p = Progress::Create(ep, config, *io, static_cast<uint16_t>(ev_base));
   if (!p.ok()) {
-    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: cannot open UDP %s port %u: %s\n",
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: endpoint on %s UDP port %u: %s\n",
                  ep.local.fabric_address.ToString().c_str(), ep.local.udp_port,
                  p.error().ToString().c_str());
     return FiErrorOfIoOpen(p.error());

@@ -47,6 +47,7 @@ int MrErrno(const Error& e) {
     case Errc::kInvalidValue:
     case Errc::kNotFound:
     case Errc::kUnsupported:
+    case Errc::kSystem:
       return -FI_EINVAL;
   }
   return -FI_EINVAL;

@@ -83,6 +83,7 @@ ProviderParams ReadParams() {
   if (fi_param_get_int(&g_provider, "ev_count", &v) == FI_SUCCESS) p.ev_count = v;
   if (fi_param_get_int(&g_provider, "ev_port_base", &v) == FI_SUCCESS) p.ev_port_base = v;
   if (fi_param_get_int(&g_provider, "spray_fast_retx", &v) == FI_SUCCESS) p.spray_fast_retx = v;
+  if (fi_param_get_int(&g_provider, "max_cccs", &v) == FI_SUCCESS) p.max_cccs = v;
   if (fi_param_get_int(&g_provider, "cc_base_rtt_us", &v) == FI_SUCCESS && v > 0) {
     p.cc_base_rtt_us = v;
   }
@@ -179,11 +180,23 @@ bool BusyPolling(std::chrono::steady_clock::time_point start) {
 }
 
 int FiErrorOfIoOpen(const Error& e) {
-  if (e.code == Errc::kInvalidArgument) return -FI_EINVAL;
-  if (e.code == Errc::kUnsupported) return -FI_ENOSYS;
-  // A failing socket call: value is its errno (FI_E* match errno values).
-  if (e.code == Errc::kInvalidValue && e.value > 0 && e.value < 4096) {
-    return -static_cast<int>(e.value);
+  switch (e.code) {
+    case Errc::kSystem:  // a failing socket call: value is its errno (FI_E* match errno values)
+      return e.value > 0 && e.value < 4096 ? -static_cast<int>(e.value) : -FI_EIO;
+    case Errc::kInvalidArgument:
+    case Errc::kInvalidValue:  // the engine's or an I/O backend's configuration check
+      return -FI_EINVAL;
+    case Errc::kUnsupported: return -FI_ENOSYS;
+    case Errc::kNoSpace: return -FI_ENOMEM;
+    case Errc::kTruncated:
+    case Errc::kUnknownType:
+    case Errc::kReservedValue:
+    case Errc::kFieldOverflow:
+    case Errc::kBufferTooSmall:
+    case Errc::kBadVersion:
+    case Errc::kNotFound:
+    case Errc::kExists:
+      return -FI_EIO;
   }
   return -FI_EIO;
 }
@@ -301,6 +314,10 @@ constexpr ParamDef kParamDefs[] = {
      "Multipath spraying: a packet of a sprayed PDC counts as lost (fast "
      "retransmission) once this many packets sent after it on its own EV (one "
      "path, in order) are acknowledged, 0..128 (default 3; 0: the RTO alone)"},
+    {"max_cccs", FI_PARAM_INT,
+     "Congestion control contexts per endpoint, 1..65535 (default 1024): one per peer "
+     "FEP, shared by the PDCs to it. With the table full a send to a new peer fails "
+     "and a new peer's PDC is refused (NACK 0x05, no CCC available)"},
     {"busy_poll_us", FI_PARAM_INT,
      "fi_cq_sread and fi_cntr_wait run progress without sleeping for this many "
      "microseconds before they sleep on the sockets (default 0: sleep at once)"},

@@ -102,6 +102,9 @@ struct ProviderParams {
   int64_t ev_port_base = 0;  // FI_UET_EV_PORT_BASE: source port of EV 1 (0: ephemeral)
   std::string cc_tune;  // FI_UET_CC_TUNE: controller constants (provider/cc_tune.h)
   int64_t spray_fast_retx = -1;  // FI_UET_SPRAY_FAST_RETX (-1: the engine's default)
+  // FI_UET_MAX_CCCS: congestion control contexts (peer FEPs) per endpoint
+  // (0: the engine's default, pds::EngineConfig::kDefaultMaxCccs).
+  int64_t max_cccs = 0;
   // FI_UET_BUSY_POLL_US: fi_cq_sread / fi_cntr_wait keep running progress
   // without sleeping for this long before they sleep in poll() (0: sleep at once).
   int busy_poll_us = 0;
@@ -124,9 +127,10 @@ bool BusyPolling(std::chrono::steady_clock::time_point start);
 // Errors (unknown FI_UET_IO_BACKEND, impairment rates out of range) name the
 // variable; the caller logs them and fails with -FI_EINVAL.
 Result<UdpIoConfig> IoConfigFromParams(const IpAddress& addr, uint16_t port);
-// The libfabric error for a failed OpenPacketIo: -FI_EINVAL for a bad
-// configuration, -FI_ENOSYS when the backend is missing, else the errno of the
-// socket call (-FI_EADDRINUSE, -FI_EADDRNOTAVAIL, ...).
+// The libfabric error for a failed OpenPacketIo or Progress::Create: the errno
+// of a failing socket call (-FI_EADDRINUSE, -FI_EADDRNOTAVAIL, ...), -FI_EINVAL
+// for a configuration the I/O backend or the engine refuses, -FI_ENOSYS when
+// the backend is missing, -FI_ENOMEM when buffers cannot be had.
 int FiErrorOfIoOpen(const Error& e);
 
 // Stubs for op slots this provider does not implement: every slot of every

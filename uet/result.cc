@@ -18,6 +18,7 @@ const char* ErrcName(Errc code) {
     case Errc::kExists: return "exists";
     case Errc::kNoSpace: return "no space";
     case Errc::kUnsupported: return "unsupported";
+    case Errc::kSystem: return "system call failed";
   }
   return "unknown error";
 }
@@ -63,6 +64,9 @@ std::string Error::ToString() const {
       break;
     case Errc::kUnsupported:
       std::snprintf(buf, sizeof buf, "%s: %s not supported", context, field);
+      break;
+    case Errc::kSystem:
+      std::snprintf(buf, sizeof buf, "%s: %s (errno %llu)", context, field, v);
       break;
   }
   return buf;

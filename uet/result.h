@@ -28,6 +28,7 @@ enum class Errc : uint8_t {
   kExists,             // an API argument names something already in use: value
   kNoSpace,            // a bounded table or queue is full: value = its limit
   kUnsupported,        // a well-formed request this implementation does not do: field
+  kSystem,             // a system call failed: value = errno, field = its description
 };
 
 const char* ErrcName(Errc code);
@@ -77,6 +78,9 @@ struct [[nodiscard]] Error {
   }
   static Error Unsupported(const char* context, const char* what) {
     return {Errc::kUnsupported, context, what, 0, 0, 0};
+  }
+  static Error System(const char* context, const char* description, int err) {
+    return {Errc::kSystem, context, description, static_cast<uint64_t>(err), 0, 0};
   }
 };
 

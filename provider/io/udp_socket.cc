@@ -73,7 +73,7 @@ Status ConfigureSocket(int fd, int family, bool v6_any, int buffer_bytes) {
 
 Error SysError(const char* context, int err) {
   const char* text = strerrordesc_np(err);
-  return Error::Invalid(context, text != nullptr ? text : "errno", static_cast<uint64_t>(err));
+  return Error::System(context, text != nullptr ? text : "errno", err);
 }
 
 FdGuard::~FdGuard() {
