@@ -51,9 +51,12 @@ Progress::~Progress() {
                ULL(s.send_errors), ULL(s.truncated), ULL(s.gso_sends), ULL(s.gro_receives),
                ULL(s.impair_dropped), ULL(s.impair_duplicated), ULL(s.impair_reordered));
   if (ev_sockets_.count() > 1) {
-    UET_LOG_INFO(FI_LOG_EP_DATA, "uet: endpoint port %u: %u EVs, sprayed %llu, send errors %llu\n",
-                 io_->local_port(), ev_sockets_.count(), ULL(ev_sockets_.sent()),
-                 ULL(ev_sockets_.send_errors()));
+    const PacketIo::Stats& e = ev_sockets_.stats();
+    UET_LOG_INFO(FI_LOG_EP_DATA,
+                 "uet: endpoint port %u: %u EVs, sprayed %llu, send errors %llu, GSO sends %llu, "
+                 "send buffer full %llu\n",
+                 io_->local_port(), ev_sockets_.count(), ULL(e.sent), ULL(e.send_errors),
+                 ULL(e.gso_sends), ULL(e.eagain));
   }
   // And what PDS did about it: the non-zero engine and PDC counters.
   if (!ses_) return;
@@ -106,7 +109,7 @@ void Progress::Run() {
   if (now >= ses_->NextDeadline()) ses_->OnTimer(now);
   if (hmem_ != nullptr && hmem_->busy()) hmem_->Poll();
   if (ep_.type == FI_EP_MSG) CmOnTimer(ep_, now.since_epoch.count());
-  io_->Flush();
+  Flush();
 }
 
 TimePoint Progress::NextDeadline() const {
@@ -175,14 +178,12 @@ void Progress::Send(const FabricAddress& dst, std::span<const std::byte> packet)
 void Progress::SendOnPath(const FabricAddress& dst, std::span<const std::byte> packet,
                           uint16_t ev) {
   // An EV outside the pool (none: entropy_count is its size) is counted as a
-  // send error by EvSockets::Send.
+  // send error by EvSockets::Queue. EV 0's packets wait in the main socket's
+  // batch and the others in their EV's, all sent by the same Flush: order
+  // holds per socket (per path), which is what sprayed PDCs' loss detection
+  // relies on (spec-notes/pds.md "Entropy and spraying").
   if (std::optional<std::span<const std::byte>> wire = Wire(dst, packet)) {
-    // Keep the order the PDS sent in: EV 0's packets wait in the main socket's
-    // batch until a Flush, EV sockets send at once. Without this flush, every
-    // EV 0 packet of a pass reached the peer behind the whole pass (up to a
-    // window) and was fast-retransmitted as lost (~380 spurious per 20 MiB).
-    io_->Flush();
-    ev_sockets_.Send(ev, dst.ip, dst.port, *wire);
+    ev_sockets_.Queue(ev, dst.ip, dst.port, *wire);
   }
 }
 

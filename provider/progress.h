@@ -63,8 +63,11 @@ class Progress final : public pds::PacketSink,
   bool HasDeviceWork() const { return hmem_ != nullptr && hmem_->busy(); }
   // The endpoint's device-memory staging, made on first use.
   hmem::EndpointHmem& hmem();
-  // Sends what the last operations queued.
-  void Flush() { io_->Flush(); }
+  // Sends what the last operations queued, on the main socket and every EV's.
+  void Flush() {
+    io_->Flush();
+    ev_sockets_.Flush();
+  }
   TimePoint Now() const;
 
   ses::Endpoint& ses() { return *ses_; }

@@ -1,28 +1,31 @@
+// EvSockets: design and error policy in ev_sockets.h.
 #include "provider/io/ev_sockets.h"
 
-#include <sys/socket.h>
 #include <unistd.h>
 
+#include <new>
 #include <utility>
 
+#include "provider/io/mmsg_tx.h"
+#include "provider/io/tx_ring.h"
 #include "provider/io/udp_socket.h"
 
 namespace uet::prov {
 
 using io_internal::OpenUdpSocket;
-using io_internal::SockAddr;
-using io_internal::ToSockaddr;
+using io_internal::SendQueued;
+using io_internal::TxRing;
 using io_internal::UdpSocket;
 
-Result<EvSockets> EvSockets::Open(const UdpIoConfig& main, const IpAddress& bound,
-                                  uint16_t count, uint16_t first_port) {
+Result<EvSockets> EvSockets::Open(const UdpIoConfig& main, const IpAddress& bound, uint16_t count,
+                                  uint16_t first_port) {
   EvSockets s;
   UdpIoConfig c = main;
   c.bind_addr = bound;
   c.port = 0;
-  c.gso = false;
-  c.gro = false;
+  c.gro = false;  // send only
   c.socket_buffer_bytes = 1 << 20;
+  s.max_datagram_ = c.max_datagram;
   for (uint16_t ev = 1; ev < count; ++ev) {
     if (first_port != 0) c.port = static_cast<uint16_t>(first_port + ev - 1);
     Result<UdpSocket> opened = OpenUdpSocket(c);
@@ -32,32 +35,37 @@ Result<EvSockets> EvSockets::Open(const UdpIoConfig& main, const IpAddress& boun
       if (first_port != 0) e.context = "EV socket on a FI_UET_EV_PORT_BASE port";
       return e;
     }
-    UdpSocket u = *opened;
+    const UdpSocket u = *opened;
     s.family_ = u.family;
-    s.fds_.push_back(u.fd);
-    s.ports_.push_back(u.local_port);
+    s.evs_.push_back(Ev{.fd = u.fd, .port = u.local_port, .gso = u.gso, .tx = nullptr});
+    if (u.gso_refused) s.stats_.gso_refused = 1;
+    try {
+      s.evs_.back().tx = std::make_unique<TxRing>(kBatch, c.max_datagram);
+    } catch (const std::bad_alloc&) {
+      return Error::NoSpace("ev_sockets", "send ring", TxRing::Bytes(kBatch, c.max_datagram));
+    }
   }
   return s;
 }
 
+EvSockets::EvSockets() = default;
+
 EvSockets::EvSockets(EvSockets&& o) noexcept
-    : fds_(std::move(o.fds_)),
-      ports_(std::move(o.ports_)),
+    : evs_(std::move(o.evs_)),
       family_(o.family_),
-      sent_(o.sent_),
-      send_errors_(o.send_errors_) {
-  o.fds_.clear();
+      max_datagram_(o.max_datagram_),
+      stats_(o.stats_) {
+  o.evs_.clear();
 }
 
 EvSockets& EvSockets::operator=(EvSockets&& o) noexcept {
   if (this != &o) {
     Close();
-    fds_ = std::move(o.fds_);
-    o.fds_.clear();
-    ports_ = std::move(o.ports_);
+    evs_ = std::move(o.evs_);
+    o.evs_.clear();
     family_ = o.family_;
-    sent_ = o.sent_;
-    send_errors_ = o.send_errors_;
+    max_datagram_ = o.max_datagram_;
+    stats_ = o.stats_;
   }
   return *this;
 }
@@ -65,26 +73,31 @@ EvSockets& EvSockets::operator=(EvSockets&& o) noexcept {
 EvSockets::~EvSockets() { Close(); }
 
 void EvSockets::Close() {
-  for (int fd : fds_) ::close(fd);
-  fds_.clear();
+  for (const Ev& e : evs_) ::close(e.fd);
+  evs_.clear();
 }
 
-bool EvSockets::Send(uint16_t ev, const IpAddress& ip, uint16_t port,
-                     std::span<const std::byte> bytes) {
-  if (ev == 0 || ev > fds_.size()) {
-    ++send_errors_;
+bool EvSockets::Queue(uint16_t ev, const IpAddress& ip, uint16_t port,
+                      std::span<const std::byte> bytes) {
+  if (ev == 0 || ev > evs_.size()) {
+    ++stats_.send_errors;
     return false;
   }
-  SockAddr addr;
-  const socklen_t len = ToSockaddr(family_, ip, port, &addr);
-  const ssize_t n =
-      ::sendto(fds_[ev - 1], bytes.data(), bytes.size(), MSG_DONTWAIT, &addr.sa, len);
-  if (n != static_cast<ssize_t>(bytes.size())) {
-    ++send_errors_;
+  Ev& e = evs_[ev - 1];
+  if (!e.tx->Enqueue(family_, max_datagram_, ip, port, bytes,
+                     [&] { SendQueued(e.fd, *e.tx, &e.gso, &stats_); })) {
+    ++stats_.send_errors;
     return false;
   }
-  ++sent_;
   return true;
+}
+
+size_t EvSockets::Flush() {
+  size_t sent = 0;
+  for (Ev& e : evs_) {
+    if (e.tx->count() > 0) sent += SendQueued(e.fd, *e.tx, &e.gso, &stats_);
+  }
+  return sent;
 }
 
 }  // namespace uet::prov

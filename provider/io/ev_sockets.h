@@ -4,50 +4,82 @@
 // EVs 1 .. count-1 each own one more UDP socket bound to the same address on
 // an ephemeral port, used only to send, or on first_port + ev - 1 when the
 // caller pins them (FI_UET_EV_PORT_BASE: the same ports, hence the same ECMP
-// paths, on every run). A bounded pool per endpoint, never one per peer. Every socket applies the same IP policy as the main one (DF,
-// ECT(0)), so marks and drops on any path reach NSCC the same way.
+// paths, on every run). A bounded pool per endpoint, never one per peer. Every
+// socket applies the same IP policy as the main one (DF, ECT(0)), so marks and
+// drops on any path reach NSCC the same way.
+//
+// Sending is batched like the main socket's (udp_io.h): Queue copies a
+// datagram into the EV's ring (kBatch slots), Flush hands every EV's ring to
+// its socket with sendmmsg, consecutive datagrams to one peer grouped by GSO
+// when the main config asks for it. One socket keeps its datagrams in order;
+// across EVs there is no order (they take different paths anyway), which is
+// why sprayed PDCs detect loss per EV (pds/engine_tx.cc).
+//
+// Error policy: Queue refuses an EV outside the pool, a datagram over
+// max_datagram, an unreachable family, or a ring still full after a flush:
+// counted in send_errors, the PDS sees a loss and resends. Send errors as in
+// mmsg_tx.h.
+//
+// Threading: none (the endpoint's progress lock).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "provider/io/io_config.h"
+#include "provider/io/packet_io.h"
 #include "uet/ip_address.h"
 #include "uet/result.h"
 
 namespace uet::prov {
 
+namespace io_internal {
+class TxRing;
+}  // namespace io_internal
+
 class EvSockets {
  public:
+  // Datagrams each EV's ring holds before a Queue flushes it.
+  static constexpr size_t kBatch = 16;
+
   // `count` EVs in all (1: nothing opened); `main` is the endpoint's socket
-  // config (its bound address is reused; port, GSO and GRO are not). EV e's
-  // port: ephemeral when first_port is 0, else first_port + e - 1 (the caller
+  // config (its bound address is reused; port and GRO are not). EV e's port:
+  // ephemeral when first_port is 0, else first_port + e - 1 (the caller
   // checks that the range fits below 65536; a port in use fails the bind).
   static Result<EvSockets> Open(const UdpIoConfig& main, const IpAddress& bound, uint16_t count,
                                 uint16_t first_port = 0);
-  EvSockets() = default;
+  EvSockets();
   EvSockets(EvSockets&&) noexcept;
   EvSockets& operator=(EvSockets&&) noexcept;
   ~EvSockets();
 
-  uint16_t count() const { return static_cast<uint16_t>(fds_.size() + 1); }
+  uint16_t count() const { return static_cast<uint16_t>(evs_.size() + 1); }
   // The source port of EV `ev` (1 .. count-1).
-  uint16_t port(uint16_t ev) const { return ports_[ev - 1]; }
-  // Sends one datagram from EV `ev`'s socket; false if the kernel refused it
-  // (counted in send_errors: the PDS sees a loss and resends).
-  bool Send(uint16_t ev, const IpAddress& ip, uint16_t port, std::span<const std::byte> bytes);
-  uint64_t sent() const { return sent_; }
-  uint64_t send_errors() const { return send_errors_; }
+  uint16_t port(uint16_t ev) const { return evs_[ev - 1].port; }
+  // Queues one datagram on EV `ev`'s socket (sent by the next Flush, or now
+  // when the ring fills); false if refused (see the error policy).
+  bool Queue(uint16_t ev, const IpAddress& ip, uint16_t port, std::span<const std::byte> bytes);
+  // Sends what every EV has queued; returns the datagrams the kernel took.
+  size_t Flush();
+  // sent, send_errors, eagain, gso_sends, gso_refused over all EV sockets.
+  const PacketIo::Stats& stats() const { return stats_; }
 
  private:
+  struct Ev {
+    int fd = -1;
+    uint16_t port = 0;
+    bool gso = false;
+    std::unique_ptr<io_internal::TxRing> tx;
+  };
   void Close();
 
-  std::vector<int> fds_;
-  std::vector<uint16_t> ports_;
+  std::vector<Ev> evs_;
   int family_ = 0;
-  uint64_t sent_ = 0;
-  uint64_t send_errors_ = 0;
+  size_t max_datagram_ = 0;
+  PacketIo::Stats stats_;
 };
 
 }  // namespace uet::prov

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "provider/io/mmsg_rx.h"
+#include "provider/io/mmsg_tx.h"
 #include "provider/io/tx_ring.h"
 #include "provider/io/udp_socket.h"
 
@@ -19,9 +20,6 @@ namespace uet::prov {
 namespace {
 
 static_assert(PacketIo::kMaxBatch <= UIO_MAXIOV);
-
-// The errors with which the kernel refuses a UDP_SEGMENT send as such.
-bool IsGsoRefusal(int err) { return err == EINVAL || err == EIO || err == ENOPROTOOPT; }
 
 }  // namespace
 
@@ -64,42 +62,7 @@ void UdpIo::Queue(const IpAddress& dst, uint16_t port, std::span<const std::byte
   }
 }
 
-size_t UdpIo::Flush() {
-  size_t sent = 0;
-  while (tx_->count() > 0) {
-    const size_t m = tx_->Build(gso_);
-    const int n = sendmmsg(fd_, tx_->msgs(), static_cast<unsigned>(m), MSG_DONTWAIT);
-    if (n > 0) {
-      size_t datagrams = 0;
-      for (int i = 0; i < n; ++i) {
-        const size_t d = tx_->datagrams(static_cast<size_t>(i));
-        datagrams += d;
-        if (d > 1) ++stats_.gso_sends;
-      }
-      tx_->Consume(datagrams);
-      sent += datagrams;
-      stats_.sent += datagrams;
-      continue;
-    }
-    // n < 0: the message at the head failed (sendmmsg reports an error only
-    // when it sent nothing; after a partial send the next round meets it).
-    const int err = n == 0 ? EAGAIN : errno;
-    if (err == EINTR) continue;
-    if (err == EAGAIN || err == EWOULDBLOCK) {
-      ++stats_.eagain;
-      break;
-    }
-    const size_t d = tx_->datagrams(0);
-    if (d > 1 && IsGsoRefusal(err)) {  // resend the group one datagram at a time
-      gso_ = false;
-      stats_.gso_refused = 1;
-      continue;
-    }
-    stats_.send_errors += d;  // EMSGSIZE, ENETUNREACH, EPERM, ...: drop it
-    tx_->Consume(d);
-  }
-  return sent;
-}
+size_t UdpIo::Flush() { return io_internal::SendQueued(fd_, *tx_, &gso_, &stats_); }
 
 size_t UdpIo::Poll(const std::function<void(const RxDatagram&)>& fn, size_t max) {
   return rx_->Poll(fd_, max_datagram_, fn, max, &stats_);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "provider/io/mmsg_rx.h"
+#include "provider/io/mmsg_tx.h"
 #include "provider/io/rx_control.h"
 #include "provider/io/tx_ring.h"
 #include "provider/io/udp_socket.h"
@@ -48,8 +49,6 @@ Error Unsupported(const char* context, int err) {
   return Error{Errc::kUnsupported, context, text != nullptr ? text : "io_uring",
                static_cast<uint64_t>(err), 0, 0};
 }
-
-bool IsGsoRefusal(int err) { return err == EINVAL || err == EIO || err == ENOPROTOOPT; }
 
 unsigned RoundUpPow2(size_t n) {
   unsigned p = 1;
@@ -305,7 +304,7 @@ bool UringIo::FinishRound(size_t* sent) {
     if (err == EAGAIN || err == EWOULDBLOCK || err == EINTR) {
       ++stats_.eagain;
       go_on = false;
-    } else if (d > 1 && IsGsoRefusal(err)) {  // resend the group one datagram at a time
+    } else if (d > 1 && io_internal::IsGsoRefusal(err)) {  // resend the group one by one
       gso_ = false;
       stats_.gso_refused = 1;
     } else {  // EMSGSIZE, ENETUNREACH, EPERM, ...: drop it
