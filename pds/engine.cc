@@ -119,6 +119,9 @@ Status EngineConfig::Validate() const {
     return Error::Invalid(kContext, "fast_retransmit_threshold", fast_retransmit_threshold);
   }
   // More later packets than MP_RANGE can never be acknowledged: loss detection off in effect.
+  if (spray_burst < 1 || spray_burst > EntropySelector::kMaxBurst) {
+    return Error::Invalid(kContext, "spray_burst", spray_burst);
+  }
   if (entropy_count > 1 && sprayed_fast_retransmit_threshold > mp_range) {
     return Error::Invalid(kContext, "sprayed_fast_retransmit_threshold",
                           sprayed_fast_retransmit_threshold);
@@ -171,7 +174,8 @@ Result<std::unique_ptr<SenderHalf>> Engine::MakeSender(Psn start_psn) const {
                        SendWindow::Create(SendWindowConfig{config_.mp_range}, start_psn));
   UET_ASSIGN_OR_RETURN(RtoEstimator rto, RtoEstimator::Create(config_.rto));
   return std::make_unique<SenderHalf>(start_psn, std::move(window), std::move(rto),
-                                      EntropySelector(config_.entropy_count));
+                                      EntropySelector(config_.entropy_count, 0,
+                                                      config_.spray_burst));
 }
 
 Result<std::unique_ptr<ReceiverHalf>> Engine::MakeReceiver(Psn start_psn) const {

@@ -134,6 +134,9 @@ struct EngineConfig {
   // an initiator spreads the request packets of an established PDC over; 1 =
   // single path (every packet on EV 0).
   uint16_t entropy_count = 1;
+  // Consecutive packets of a PDC on one chosen EV, 1..EntropySelector::kMaxBurst
+  // (pds/entropy.h "Bursts"): a host sends each run as one GSO send.
+  uint16_t spray_burst = 1;
   // Receiver: a request for an established PDC may come from another UDP
   // source port of the PDC's peer IP (the sender's EV sockets). The peer stays
   // the FEP address the SYN came from; replies go there.

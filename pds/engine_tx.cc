@@ -228,6 +228,18 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
   // Bits for PSNs we never sent carry no news (a forged or corrupted request
   // the target took for ours): ignore them rather than the whole ACK.
   if (sack) info.sack = tx.window.WithoutUnsent(ack.cack_psn, *sack);
+  // What this ACK describes in full: every PSN up to CACK_PSN and the 64 of
+  // its SACK bitmap. A packet acked only as ACK_PSN beyond them says nothing
+  // of the packets sent before it on its EV (they may have arrived and not be
+  // reportable yet), so it does not advance that EV's loss detection: with
+  // runs of packets on one EV (spray_burst) it made every run's first packets
+  // look lost (SprayedFastRetransmit).
+  const auto described = [&](Psn psn) {
+    if (psn <= info.cack_psn) return true;
+    if (!info.sack) return false;
+    const Psn base = info.cack_psn + info.sack->sack_psn_offset;
+    return psn >= base && psn - base < 64;
+  };
   AckSummary sum = tx.window.ApplyAck(info, [&](Psn psn, AckKind) {
     if (psn > tx.highest_acked) tx.highest_acked = psn;
     SentPacket& s = tx.slot(psn);
@@ -244,7 +256,9 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
     // Packets covered cumulatively may have been marked too: their EVs are
     // not recycled as clean.
     if (trigger) tx.entropy.OnDelivered(s.ev, ack.m);
-    if (s.kind != SentKind::kClose) tx.ev_acked[s.ev] = std::max(tx.ev_acked[s.ev], s.ev_seq);
+    if (s.kind != SentKind::kClose && described(psn)) {
+      tx.ev_acked[s.ev] = std::max(tx.ev_acked[s.ev], s.ev_seq);
+    }
     acked_bytes += s.bytes;
     ++acked_packets;
     tx.bytes_in_flight -= s.bytes;

@@ -4,15 +4,29 @@
 
 namespace uet::pds {
 
-EntropySelector::EntropySelector(uint16_t count, uint32_t penalty_sends)
+EntropySelector::EntropySelector(uint16_t count, uint32_t penalty_sends, uint16_t burst)
     : count_(std::clamp<uint16_t>(count, 1, kMaxEvs)),
-      // Default: four rounds over the EVs before a bad one is tried again.
-      penalty_sends_(penalty_sends != 0 ? penalty_sends : 4u * count_),
+      // Default: four rounds over the EVs before a bad one is tried again
+      // (rounds of bursts: the set-aside lasts as long in choices).
+      penalty_sends_(penalty_sends != 0 ? penalty_sends
+                                        : 4u * count_ * std::clamp<uint16_t>(burst, 1, kMaxBurst)),
+      burst_(std::clamp<uint16_t>(burst, 1, kMaxBurst)),
       penalty_until_(count_, 0) {}
 
 uint16_t EntropySelector::Next() {
   ++sends_;
   if (count_ == 1) return 0;
+  if (burst_left_ > 0 && !Penalized(current_)) {
+    --burst_left_;
+    ++counters_.in_burst;
+    return current_;
+  }
+  current_ = Choose();
+  burst_left_ = static_cast<uint16_t>(burst_ - 1);
+  return current_;
+}
+
+uint16_t EntropySelector::Choose() {
   while (!recycled_.empty()) {
     const uint16_t ev = recycled_.front();
     recycled_.pop_front();

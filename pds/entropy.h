@@ -13,6 +13,14 @@
 // are explored round-robin. An EV whose packet came back ECN-marked (ACK flag
 // M) or had to be resent (lost, trimmed, timed out) is set aside for
 // `penalty_sends` packets. Sans-I/O and deterministic: no clock, no randomness.
+//
+// Bursts: with `burst` > 1 a chosen EV carries that many consecutive packets
+// (fewer when it is set aside meanwhile). A host sends a run of packets on one
+// socket as one GSO send, so per-packet spraying (burst 1) costs a host a
+// system call and a trip through the stack per packet: measured on one veth
+// path, 16 EVs at burst 1 moved 1 MiB at a third of one EV's rate. The
+// network still sees the EVs interleaved run by run, and per-EV loss
+// detection (engine_tx.cc) sees more packets per EV, not fewer.
 #pragma once
 
 #include <cstdint>
@@ -22,18 +30,21 @@
 namespace uet::pds {
 
 struct EntropyCounters {
-  uint64_t recycled = 0;    // packets sent on a known-good EV
-  uint64_t explored = 0;    // packets sent on the next EV round-robin
-  uint64_t marked = 0;      // ECN-marked ACKs attributed to an EV
-  uint64_t lost = 0;        // resends attributed to an EV
+  uint64_t recycled = 0;       // packets sent on a known-good EV
+  uint64_t explored = 0;       // packets sent on the next EV round-robin
+  uint64_t marked = 0;         // ECN-marked ACKs attributed to an EV
+  uint64_t lost = 0;           // resends attributed to an EV
   uint64_t all_penalized = 0;  // sends while every EV was set aside
+  uint64_t in_burst = 0;       // packets that went on the EV of the packet before
 };
 
 class EntropySelector {
  public:
   static constexpr uint16_t kMaxEvs = 256;
-  // `count` EVs, 1..kMaxEvs (1: single path, always EV 0).
-  explicit EntropySelector(uint16_t count, uint32_t penalty_sends = 0);
+  static constexpr uint16_t kMaxBurst = 64;  // TxRing::kMaxGsoSegments
+  // `count` EVs, 1..kMaxEvs (1: single path, always EV 0); `burst` packets
+  // per choice, 1..kMaxBurst (clamped).
+  explicit EntropySelector(uint16_t count, uint32_t penalty_sends = 0, uint16_t burst = 1);
 
   uint16_t count() const { return count_; }
   // The EV of the next request packet.
@@ -47,9 +58,13 @@ class EntropySelector {
 
  private:
   void Penalize(uint16_t ev);
+  uint16_t Choose();
 
   uint16_t count_;
   uint32_t penalty_sends_;
+  uint16_t burst_;
+  uint16_t burst_left_ = 0;  // packets the current EV still carries
+  uint16_t current_ = 0;
   uint64_t sends_ = 0;
   uint16_t cursor_ = 0;
   std::deque<uint16_t> recycled_;        // at most count_ entries

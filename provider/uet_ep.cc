@@ -157,6 +157,8 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
         p.spray_fast_retx < 0 ? UINT32_MAX
                               : static_cast<uint32_t>(std::min<int64_t>(p.spray_fast_retx, UINT32_MAX));
   }
+  // Out of range: the engine refuses it; fi_enable checks first (-FI_EINVAL).
+  c.pds.spray_burst = static_cast<uint16_t>(std::clamp<int64_t>(p.spray_burst, 0, 65535));
   if (p.max_cccs != 0) {
     c.pds.max_cccs = static_cast<uint32_t>(std::clamp<int64_t>(p.max_cccs, 1, 65535));
   }
@@ -244,6 +246,11 @@ int EnableEndpoint(Endpoint& ep) {
                  static_cast<long long>(ev_base), static_cast<long long>(Params().ev_count),
                  static_cast<long long>(ev_base),
                  static_cast<long long>(ev_base + Params().ev_count - 2));
+    return -FI_EINVAL;
+  }
+  if (Params().spray_burst < 1 || Params().spray_burst > pds::EntropySelector::kMaxBurst) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: FI_UET_SPRAY_BURST=%lld: must be 1..%u\n",
+                 static_cast<long long>(Params().spray_burst), pds::EntropySelector::kMaxBurst);
     return -FI_EINVAL;
   }
   if (Params().max_cccs != 0 && (Params().max_cccs < 1 || Params().max_cccs > 65535)) {

@@ -84,6 +84,7 @@ ProviderParams ReadParams() {
   if (fi_param_get_int(&g_provider, "ev_port_base", &v) == FI_SUCCESS) p.ev_port_base = v;
   if (fi_param_get_int(&g_provider, "spray_fast_retx", &v) == FI_SUCCESS) p.spray_fast_retx = v;
   if (fi_param_get_int(&g_provider, "max_cccs", &v) == FI_SUCCESS) p.max_cccs = v;
+  if (fi_param_get_int(&g_provider, "spray_burst", &v) == FI_SUCCESS) p.spray_burst = v;
   if (fi_param_get_int(&g_provider, "cc_base_rtt_us", &v) == FI_SUCCESS && v > 0) {
     p.cc_base_rtt_us = v;
   }
@@ -314,6 +315,10 @@ constexpr ParamDef kParamDefs[] = {
      "Multipath spraying: a packet of a sprayed PDC counts as lost (fast "
      "retransmission) once this many packets sent after it on its own EV (one "
      "path, in order) are acknowledged, 0..128 (default 3; 0: the RTO alone)"},
+    {"spray_burst", FI_PARAM_INT,
+     "Multipath spraying: consecutive packets a PDC sends on one EV before it picks the "
+     "next, 1..64 (default 1: every packet on its own choice). A run on one socket "
+     "leaves as one GSO send; experimental: runs unbalance the paths (fi_uet(7))"},
     {"max_cccs", FI_PARAM_INT,
      "Congestion control contexts per endpoint, 1..65535 (default 1024): one per peer "
      "FEP, shared by the PDCs to it. With the table full a send to a new peer fails "

@@ -62,6 +62,28 @@ TEST_F(EntropyTest, EstablishedRequestsSprayOverEvsAndTheTargetAnswersTheFep) {
   EXPECT_EQ(B().counters().pdcs_opened, 1u);
 }
 
+TEST_F(EntropyTest, SprayBurstSendsRunsOfPacketsOnOneEv) {
+  EngineConfig c = Spraying();
+  c.spray_burst = 4;
+  Build(c, c);
+  SubmitOk(A(), Req(1));
+  Deliver(TakeOneA());
+  Exchange();
+  std::vector<uint16_t> evs;
+  for (const Sent& s : SprayBurst(16)) {
+    if (s.request() != nullptr) evs.push_back(s.ev);
+  }
+  ASSERT_EQ(evs.size(), 16u);
+  std::set<uint16_t> runs;
+  for (size_t i = 0; i < evs.size(); ++i) {
+    EXPECT_EQ(evs[i], evs[i - i % 4]) << "packet " << i;
+    if (i % 4 == 0) runs.insert(evs[i]);
+  }
+  // The first run takes an EV recycled by the SYN's ACK, the others explore
+  // round-robin (which may start on that same EV).
+  EXPECT_GE(runs.size(), 3u) << "runs on different EVs";
+}
+
 TEST_F(EntropyTest, ATargetThatDoesNotAcceptSprayedPortsRefusesThem) {
   EngineConfig strict = TestConfig();
   Build(Spraying(), strict);
@@ -127,6 +149,34 @@ TEST_F(EntropyTest, ReorderingAcrossPathsIsNotTakenForLoss) {
   Settle();
   EXPECT_EQ(del_b_.RequestTokens().size(), 61u);
   EXPECT_EQ(B().TotalPdcCounters().duplicates, 0u);
+}
+
+TEST_F(EntropyTest, AnAckPsnBeyondWhatTheAckDescribesIsNotTakenForLossOnItsEv) {
+  // Runs of 4 packets per EV. A plain ACK (no SACK bitmap) whose CACK_PSN is
+  // still before the first run and whose ACK_PSN names that run's last packet
+  // says nothing of the run's first three: they may have arrived (a receiver
+  // reports at most 64 PSNs past CACK_PSN, and a plain ACK none). They are
+  // not resent. (Before the engine counted only what an ACK describes in
+  // full, they were: three per run of every sprayed burst.)
+  EngineConfig c = Spraying();
+  c.spray_burst = 4;
+  Build(c, c);
+  const Established e = Establish();
+  std::vector<Psn> run;
+  for (const Sent& s : SprayBurst(4)) {
+    if (s.request() != nullptr) run.push_back(s.request()->psn);
+  }
+  ASSERT_EQ(run.size(), 4u);
+  Ack ack;
+  ack.cack_psn = run[0] - 1;
+  ack.ack_psn_offset = static_cast<int16_t>(run[3] - ack.cack_psn);
+  ack.spdcid = e.tb;
+  ack.dpdcid = e.ia;
+  Inject(A(), kB, PdsHeader{ack});
+  size_t retx = 0;
+  for (const Sent& s : TakeA()) retx += s.request() != nullptr && s.request()->retx;
+  EXPECT_EQ(retx, 0u);
+  EXPECT_EQ(A().TotalPdcCounters().retransmissions_fast, 0u);
 }
 
 TEST_F(EntropyTest, ALossOnOnePathIsResentOnceLaterPacketsOnThatPathAreAcked) {

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <set>
+#include <vector>
 
 namespace uet::pds {
 namespace {
@@ -23,6 +24,27 @@ TEST(EntropySelector, ExploresEveryEvRoundRobinWithoutFeedback) {
   for (int i = 0; i < 8; ++i) seen.insert(s.Next());
   EXPECT_EQ(seen.size(), 8u);
   EXPECT_EQ(s.counters().explored, 8u);
+}
+
+TEST(EntropySelector, ABurstKeepsOneEvForThatManyPackets) {
+  EntropySelector s(4, /*penalty_sends=*/0, /*burst=*/3);
+  std::vector<uint16_t> evs;
+  for (int i = 0; i < 12; ++i) evs.push_back(s.Next());
+  for (size_t i = 0; i < evs.size(); ++i) {
+    EXPECT_EQ(evs[i], evs[i - i % 3]) << "packet " << i << " left its run";
+  }
+  const std::set<uint16_t> chosen{evs[0], evs[3], evs[6], evs[9]};
+  EXPECT_EQ(chosen.size(), 4u) << "each run on the next EV";
+  EXPECT_EQ(s.counters().explored, 4u);
+  EXPECT_EQ(s.counters().in_burst, 8u);
+}
+
+TEST(EntropySelector, ABurstEndsWhenItsEvIsSetAside) {
+  EntropySelector s(4, /*penalty_sends=*/100, /*burst=*/8);
+  const uint16_t first = s.Next();
+  EXPECT_EQ(s.Next(), first);
+  s.OnLost(first);
+  EXPECT_NE(s.Next(), first);
 }
 
 TEST(EntropySelector, CleanAcksRecycleTheirEvsFirst) {
