@@ -79,6 +79,7 @@ const char* RxPsnName(RxPsn r);
 // The SACK fields of an ACK_CC / ACK_CCX (protocol-facts §2.12): bit i of
 // `bitmap` (LSB = 0) <=> PSN = CACK_PSN + sack_psn_offset + i received.
 struct SackBlock {
+  static constexpr uint32_t kBits = 64;  // PSNs one bitmap describes
   int16_t sack_psn_offset = 1;
   uint64_t bitmap = 0;
 

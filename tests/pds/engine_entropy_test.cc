@@ -179,6 +179,45 @@ TEST_F(EntropyTest, AnAckPsnBeyondWhatTheAckDescribesIsNotTakenForLossOnItsEv) {
   EXPECT_EQ(A().TotalPdcCounters().retransmissions_fast, 0u);
 }
 
+TEST_F(EntropyTest, TheLateOriginalOfAResentPacketSaysNothingOfTheResendsPath) {
+  // p (EV 1) is held back and fast-resent on some EV y, behind packets
+  // already in flight on y. Then p's original arrives after all: its ACK
+  // does not show those packets on y as lost (the slot names y, the last
+  // copy's EV, but the copy that arrived went on EV 1).
+  Build(Spraying(), Spraying());
+  SubmitOk(A(), Req(1));
+  Deliver(TakeOneA());
+  Exchange();
+  std::optional<Sent> p;
+  for (const Sent& s : SprayBurst(16)) {
+    if (!p && s.request() != nullptr && s.ev == 1) {
+      p = s;
+      continue;
+    }
+    Deliver(s);
+  }
+  ASSERT_TRUE(p.has_value());
+  std::vector<Sent> acks = TakeB();
+  std::vector<Sent> in_flight;  // on every EV, y included, not delivered yet
+  for (uint64_t t = 100; t < 112; ++t) {
+    SubmitOk(A(), Req(t));
+    for (Sent& s : TakeA()) in_flight.push_back(std::move(s));
+  }
+  DeliverAll(acks);
+  std::vector<Sent> resent = TakeA();
+  ASSERT_EQ(A().TotalPdcCounters().retransmissions_fast, 1u) << "p, once";
+  Deliver(*p);  // the original, late
+  DeliverAll(TakeB());
+  size_t retx = 0;
+  for (const Sent& s : TakeA()) retx += s.request() != nullptr && s.request()->retx;
+  EXPECT_EQ(retx, 0u);
+  EXPECT_EQ(A().TotalPdcCounters().retransmissions_fast, 1u);
+  DeliverAll(in_flight);
+  DeliverAll(resent);
+  Settle();
+  EXPECT_EQ(del_b_.RequestTokens().size(), 1u + 16u + 12u);
+}
+
 TEST_F(EntropyTest, ALossOnOnePathIsResentOnceLaterPacketsOnThatPathAreAcked) {
   // EV 1 loses its first packet; its later ones arrive: after three of them
   // are acknowledged, the lost one goes again at once (no RTO).
