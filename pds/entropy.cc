@@ -6,11 +6,10 @@ namespace uet::pds {
 
 EntropySelector::EntropySelector(uint16_t count, uint32_t penalty_sends, uint16_t burst)
     : count_(std::clamp<uint16_t>(count, 1, kMaxEvs)),
+      burst_(std::clamp<uint16_t>(burst, 1, kMaxBurst)),
       // Default: four rounds over the EVs before a bad one is tried again
       // (rounds of bursts: the set-aside lasts as long in choices).
-      penalty_sends_(penalty_sends != 0 ? penalty_sends
-                                        : 4u * count_ * std::clamp<uint16_t>(burst, 1, kMaxBurst)),
-      burst_(std::clamp<uint16_t>(burst, 1, kMaxBurst)),
+      penalty_sends_(penalty_sends != 0 ? penalty_sends : 4u * count_ * burst_),
       penalty_until_(count_, 0) {}
 
 uint16_t EntropySelector::Next() {

@@ -61,8 +61,8 @@ class EntropySelector {
   uint16_t Choose();
 
   uint16_t count_;
-  uint32_t penalty_sends_;
   uint16_t burst_;
+  uint32_t penalty_sends_;
   uint16_t burst_left_ = 0;  // packets the current EV still carries
   uint16_t current_ = 0;
   uint64_t sends_ = 0;

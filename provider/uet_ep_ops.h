@@ -20,8 +20,7 @@ inline ssize_t ErrnoOf(const Error& e) {
     case Errc::kUnsupported: return -FI_EOPNOTSUPP;
     case Errc::kNotFound: return -FI_ENOENT;
     case Errc::kExists: return -FI_EALREADY;
-    case Errc::kSystem:  // errno of a system call
-      return e.value > 0 && e.value < 4096 ? -static_cast<ssize_t>(e.value) : -FI_EIO;
+    case Errc::kSystem: return FiErrorOfSystemCall(e);
     case Errc::kTruncated:
     case Errc::kUnknownType:
     case Errc::kReservedValue:

@@ -182,8 +182,7 @@ bool BusyPolling(std::chrono::steady_clock::time_point start) {
 
 int FiErrorOfIoOpen(const Error& e) {
   switch (e.code) {
-    case Errc::kSystem:  // a failing socket call: value is its errno (FI_E* match errno values)
-      return e.value > 0 && e.value < 4096 ? -static_cast<int>(e.value) : -FI_EIO;
+    case Errc::kSystem: return FiErrorOfSystemCall(e);  // a failing socket call
     case Errc::kInvalidArgument:
     case Errc::kInvalidValue:  // the engine's or an I/O backend's configuration check
       return -FI_EINVAL;

@@ -133,6 +133,11 @@ Result<UdpIoConfig> IoConfigFromParams(const IpAddress& addr, uint16_t port);
 // for a configuration the I/O backend or the engine refuses, -FI_ENOSYS when
 // the backend is missing, -FI_ENOMEM when buffers cannot be had.
 int FiErrorOfIoOpen(const Error& e);
+// An Errc::kSystem error's errno as -FI_E* (FI_E* match errno values), -FI_EIO
+// when it holds none.
+inline int FiErrorOfSystemCall(const Error& e) {
+  return e.value > 0 && e.value < 4096 ? -static_cast<int>(e.value) : -FI_EIO;
+}
 
 // Stubs for op slots this provider does not implement: every slot of every
 // ops table holds a function (libfabric's inline wrappers do not check).

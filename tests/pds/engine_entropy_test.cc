@@ -24,6 +24,13 @@ class EntropyTest : public EngineTest {
     c.sprayed_source_ports = true;
     return c;
   }
+  // Builds A and B and establishes A's PDC to B with request 1.
+  void BuildEstablished(const EngineConfig& a, const EngineConfig& b) {
+    Build(a, b);
+    SubmitOk(A(), Req(1));
+    Deliver(TakeOneA());
+    Exchange();
+  }
   // On an established PDC: requests 2 .. n+1 submitted and their first
   // transmissions taken, not yet delivered.
   std::vector<Sent> SprayBurst(uint64_t n) {
@@ -65,10 +72,7 @@ TEST_F(EntropyTest, EstablishedRequestsSprayOverEvsAndTheTargetAnswersTheFep) {
 TEST_F(EntropyTest, SprayBurstSendsRunsOfPacketsOnOneEv) {
   EngineConfig c = Spraying();
   c.spray_burst = 4;
-  Build(c, c);
-  SubmitOk(A(), Req(1));
-  Deliver(TakeOneA());
-  Exchange();
+  BuildEstablished(c, c);
   std::vector<uint16_t> evs;
   for (const Sent& s : SprayBurst(16)) {
     if (s.request() != nullptr) evs.push_back(s.ev);
@@ -86,10 +90,7 @@ TEST_F(EntropyTest, SprayBurstSendsRunsOfPacketsOnOneEv) {
 
 TEST_F(EntropyTest, ATargetThatDoesNotAcceptSprayedPortsRefusesThem) {
   EngineConfig strict = TestConfig();
-  Build(Spraying(), strict);
-  SubmitOk(A(), Req(1));
-  Deliver(TakeOneA());
-  Exchange();
+  BuildEstablished(Spraying(), strict);
   for (uint64_t t = 2; t <= 9; ++t) SubmitOk(A(), Req(t));
   std::vector<Sent> a = TakeA();
   size_t sprayed = 0;
@@ -100,10 +101,7 @@ TEST_F(EntropyTest, ATargetThatDoesNotAcceptSprayedPortsRefusesThem) {
 }
 
 TEST_F(EntropyTest, AnEcnMarkedEvIsSetAside) {
-  Build(Spraying(), Spraying());
-  SubmitOk(A(), Req(1));
-  Deliver(TakeOneA());
-  Exchange();
+  BuildEstablished(Spraying(), Spraying());
   // Every packet on EV 2 arrives CE-marked; the others clean.
   std::vector<uint16_t> used;
   for (uint64_t t = 2; t <= 200; ++t) {
@@ -124,10 +122,7 @@ TEST_F(EntropyTest, ReorderingAcrossPathsIsNotTakenForLoss) {
   // EV 1's path is slow: its packets arrive after everything else, dozens of
   // PSNs late. Each path delivers in order, and nothing was lost, so nothing
   // is resent (the PSN-distance rule resent every late packet).
-  Build(Spraying(), Spraying());
-  SubmitOk(A(), Req(1));
-  Deliver(TakeOneA());
-  Exchange();
+  BuildEstablished(Spraying(), Spraying());
   std::vector<Sent> burst = SprayBurst(60);
   std::vector<Sent> late;
   for (const Sent& s : burst) {
@@ -184,10 +179,7 @@ TEST_F(EntropyTest, TheLateOriginalOfAResentPacketSaysNothingOfTheResendsPath) {
   // already in flight on y. Then p's original arrives after all: its ACK
   // does not show those packets on y as lost (the slot names y, the last
   // copy's EV, but the copy that arrived went on EV 1).
-  Build(Spraying(), Spraying());
-  SubmitOk(A(), Req(1));
-  Deliver(TakeOneA());
-  Exchange();
+  BuildEstablished(Spraying(), Spraying());
   std::optional<Sent> p;
   for (const Sent& s : SprayBurst(16)) {
     if (!p && s.request() != nullptr && s.ev == 1) {
@@ -221,10 +213,7 @@ TEST_F(EntropyTest, TheLateOriginalOfAResentPacketSaysNothingOfTheResendsPath) {
 TEST_F(EntropyTest, ALossOnOnePathIsResentOnceLaterPacketsOnThatPathAreAcked) {
   // EV 1 loses its first packet; its later ones arrive: after three of them
   // are acknowledged, the lost one goes again at once (no RTO).
-  Build(Spraying(), Spraying());
-  SubmitOk(A(), Req(1));
-  Deliver(TakeOneA());
-  Exchange();
+  BuildEstablished(Spraying(), Spraying());
   std::vector<Sent> burst = SprayBurst(60);
   std::optional<Psn> lost;
   for (const Sent& s : burst) {
