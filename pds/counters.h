@@ -144,6 +144,11 @@ struct EngineCounters {
   uint64_t cccs_opened = 0;
   uint64_t cccs_freed = 0;
   uint64_t ccc_table_full = 0;
+  // Receiver credit control packets (spec-notes/cc.md "CREDIT and CREDIT_REQ").
+  uint64_t credit_reqs_sent = 0;
+  uint64_t credit_reqs_received = 0;
+  uint64_t credits_sent = 0;
+  uint64_t credits_received = 0;
   // Target PDCs removed after an unanswered CLOSE_REQ, stored responses nobody
   // cleared, or NACK INV_DPDCID answering a CLEAR_REQ.
   uint64_t pdcs_expired = 0;
@@ -226,6 +231,10 @@ void EngineCounters::Visit(Self& s, F& fn) {
   fn(std::string_view("cccs_opened"), s.cccs_opened);
   fn(std::string_view("cccs_freed"), s.cccs_freed);
   fn(std::string_view("ccc_table_full"), s.ccc_table_full);
+  fn(std::string_view("credit_reqs_sent"), s.credit_reqs_sent);
+  fn(std::string_view("credit_reqs_received"), s.credit_reqs_received);
+  fn(std::string_view("credits_sent"), s.credits_sent);
+  fn(std::string_view("credits_received"), s.credits_received);
   fn(std::string_view("pdcs_expired"), s.pdcs_expired);
   fn(std::string_view("pdcs_reestablished"), s.pdcs_reestablished);
   fn(std::string_view("start_psn_challenges"), s.start_psn_challenges);

@@ -373,6 +373,11 @@ class Engine {
   // Stores a packet on a PSN just taken from the window and sends it.
   void SendNew(TimePoint now, Pdc& pdc, Psn psn, SentPacket packet);
   void Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx);
+  // Receiver credit: the bytes queued on the CCC's PDCs; a CREDIT_REQ on
+  // `pdc` when the controller refused and wants to ask (spec-notes/cc.md
+  // "CREDIT and CREDIT_REQ").
+  uint64_t CccBacklog(const Ccc& ccc) const;
+  void MaybeRequestCredit(TimePoint now, Ccc& ccc, Pdc& pdc);
   // `cc_state`: the ACK_CC's ack_cc_state, handed to the controller.
   void HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
                  std::optional<SackBlock> sack, std::span<const std::byte> response,
@@ -429,6 +434,10 @@ class Engine {
   // ---- control packets, close and idle (engine_control.cc) ----
   void HandleControl(TimePoint now, const FabricAddress& from, const ControlPacket& cp);
   void SendControl(TimePoint now, Pdc& pdc, ControlType type, Psn psn, uint32_t payload);
+  // Receiver credit: CREDIT_REQ in, CREDIT out (now, or once room frees up).
+  void HandleCreditRequest(TimePoint now, Pdc& pdc, uint32_t target);
+  void SendCredit(TimePoint now, Pdc& pdc);
+  void ServeCreditRequests(TimePoint now);
   // Initiator side: CLEAR for everything acked so far.
   void SendClear(TimePoint now, Pdc& pdc);
   void StartClose(TimePoint now, Pdc& pdc);

@@ -3,6 +3,7 @@
 // spec-notes/pds.md "Engine: close").
 #include <algorithm>
 
+#include "pds/cc/rccc.h"
 #include "pds/engine.h"
 #include "pds/pdc.h"
 
@@ -68,14 +69,63 @@ void Engine::HandleControl(TimePoint now, const FabricAddress& from, const Contr
       if (!pdc.is_initiator()) break;
       if (pdc.state == PdcState::kOpen && pdc.Idle()) StartClose(now, pdc);
       return;
+    case ControlType::kCreditReq:  // to the data's receiver
+      if (!rx_cc_ || !pdc.rx) break;
+      HandleCreditRequest(now, pdc, cp.payload);
+      return;
+    case ControlType::kCredit:  // to the data's sender
+      if (!rx_cc_ || !pdc.tx) break;
+      ++counters_.credits_received;
+      pdc.ccc->controller->OnCredit(now, cp.payload);
+      PumpCcc(now, *pdc.ccc);
+      return;
     case ControlType::kNoop:
     case ControlType::kProbe:
-    case ControlType::kCredit:
-    case ControlType::kCreditReq:
     case ControlType::kNegotiation:
       break;
   }
   Drop(DropReason::kUnsupported);
+}
+
+// ---- receiver credit (spec-notes/cc.md "CREDIT and CREDIT_REQ") ----
+
+void Engine::HandleCreditRequest(TimePoint now, Pdc& pdc, uint32_t target) {
+  ++counters_.credit_reqs_received;
+  const uint64_t demand = uint64_t{target & cc::kCreditFieldMask} * config_.cc.rccc.quantum_bytes;
+  if (rx_cc_->OnCreditRequest(now, pdc.ccc->id, demand)) SendCredit(now, pdc);
+}
+
+void Engine::SendCredit(TimePoint now, Pdc& pdc) {
+  // The same cumulative count as the ACK_CCs to this CCC carry.
+  const std::optional<AckCcState> state = rx_cc_->AckState(now, pdc.ccc->id);
+  const auto* credit = state ? std::get_if<CreditAckState>(&*state) : nullptr;
+  if (credit == nullptr) return;
+  SendControl(now, pdc, ControlType::kCredit, pdc.rx ? pdc.rx->window.cack() : Psn(0),
+              credit->credit);
+  ++counters_.credits_sent;
+}
+
+void Engine::ServeCreditRequests(TimePoint now) {
+  while (std::optional<uint64_t> id = rx_cc_->NextCreditDue(now)) {
+    Pdc* to = nullptr;
+    cccs_.ForEach([&](Ccc& ccc) {
+      if (ccc.id != *id || to != nullptr) return;
+      for (PdcId member : ccc.members) {
+        Pdc* pdc = FindPdcMutable(member);
+        if (pdc != nullptr && pdc->rx && (pdc->established || !pdc->is_initiator())) {
+          to = pdc;
+          return;
+        }
+      }
+    });
+    if (to != nullptr) {
+      SendCredit(now, *to);
+    } else {
+      // No PDC left to carry it: grant anyway (the next ACK_CC to the peer
+      // carries the cumulative count), which also ends the loop.
+      rx_cc_->AckState(now, *id);
+    }
+  }
 }
 
 void Engine::StartClose(TimePoint now, Pdc& pdc) {

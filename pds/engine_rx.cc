@@ -162,10 +162,16 @@ void Engine::HandleRequest(TimePoint now, const FabricAddress& from, const RudRo
   // (duplicates and ones dropped below included), in the sender's byte count,
   // per CCC: the peer's sending controller is shared by all its PDCs to us.
   // True: credit is due to this peer, ACK it now (as if AR were set).
-  const bool credit_due =
-      rx_cc_ &&
-      rx_cc_->OnData(now, pdc.ccc->id, static_cast<uint32_t>(RudRodRequest::kSize + payload.size()),
-                     meta.ecn_ce);
+  // A type 13/14 request says how much credit its sender still needs.
+  bool credit_due = false;
+  if (rx_cc_) {
+    std::optional<uint64_t> demand;
+    if (req.cc) demand = uint64_t{req.cc->credit_target} * config_.cc.rccc.quantum_bytes;
+    credit_due = rx_cc_->OnData(now, pdc.ccc->id,
+                                static_cast<uint32_t>(RudRodRequest::kSize + payload.size()),
+                                meta.ecn_ce, demand);
+    ServeCreditRequests(now);  // this arrival may free room for a waiting peer
+  }
 
   const Psn highest_before = rx.window.highest_received();
   RxPsn verdict = rx.window.Classify(req.psn);

@@ -4,9 +4,10 @@
 #include <algorithm>
 #include <vector>
 
+#include "pds/cc/rccc.h"
+#include "pds/dpdcid_slot.h"
 #include "pds/engine.h"
 #include "pds/pdc.h"
-#include "pds/dpdcid_slot.h"
 #include "pds/prologue.h"
 #include "pds/rudi.h"
 #include "pds/uud.h"
@@ -18,10 +19,12 @@ constexpr const char* kContext = "pds.engine";
 // psn_offset is 12 bits: with SYN = 1 a PSN must lie within 4095 of Start_PSN.
 constexpr uint32_t kMaxSynPsnOffset = (1u << kPsnOffsetBits) - 1;
 
-size_t HeaderSize(PdsMode mode) {
+// `credit`: receiver credit runs, requests go as types 13/14 (4 bytes more).
+size_t HeaderSize(PdsMode mode, bool credit) {
   switch (mode) {
     case PdsMode::kRud:
-    case PdsMode::kRod: return RudRodRequest::kSize;
+    case PdsMode::kRod:
+      return credit ? RudRodRequest::kCcSize : RudRodRequest::kSize;
     case PdsMode::kRudi: return RudiPacket::kSize;
     case PdsMode::kUud: return UudRequest::kSize;
   }
@@ -32,7 +35,8 @@ size_t HeaderSize(PdsMode mode) {
 
 Status Engine::Submit(TimePoint now, const SubmitRequest& request,
                       std::span<const std::byte> ses_header_and_payload) {
-  if (ses_header_and_payload.size() + HeaderSize(request.mode) > config_.max_packet_bytes) {
+  if (ses_header_and_payload.size() + HeaderSize(request.mode, rx_cc_ != nullptr) >
+      config_.max_packet_bytes) {
     return Error::Invalid(kContext, "packet too big", ses_header_and_payload.size());
   }
   UET_RETURN_IF_ERROR(CheckNextHeader(request.next_hdr, kContext));
@@ -103,6 +107,7 @@ void Engine::PumpCcc(TimePoint now, Ccc& ccc) {
           continue;
         case PumpStep::kCcBlocked:
           ccc.next = index;  // its turn again when the window opens
+          MaybeRequestCredit(now, ccc, *pdc);
           return;
       }
       break;  // restart the round from the new position
@@ -121,7 +126,7 @@ Engine::PumpStep Engine::PumpOne(TimePoint now, Pdc& pdc) {
     return PumpStep::kPdcBlocked;
   }
   QueuedPacket& q = tx.queue.front();
-  const auto bytes = static_cast<uint32_t>(RudRodRequest::kSize + q.ses_and_payload.size());
+  const auto bytes = static_cast<uint32_t>(SendQueue::Bytes(q));
   // OnAck/OnNack/OnTimeout/OnTimer pump again.
   if (!cc.CanSend(ccc_in_flight, bytes)) return PumpStep::kCcBlocked;
   std::optional<Psn> psn = tx.window.Send();
@@ -142,12 +147,32 @@ Engine::PumpStep Engine::PumpOne(TimePoint now, Pdc& pdc) {
   // few packets per flow). Larger windows keep the coalescing.
   const bool small_window_closes =
       !tx.queue.empty() && tx.bytes_in_flight + bytes < config_.ack.ack_gen_trigger_bytes &&
-      !cc.CanSend(
-          ccc_in_flight + bytes,
-          static_cast<uint32_t>(RudRodRequest::kSize + tx.queue.front().ses_and_payload.size()));
+      !cc.CanSend(ccc_in_flight + bytes, static_cast<uint32_t>(SendQueue::Bytes(tx.queue.front())));
   s.ack_request = s.ack_request || tx.queue.empty() || small_window_closes;
   SendNew(now, pdc, *psn, std::move(s));
   return PumpStep::kSent;
+}
+
+uint64_t Engine::CccBacklog(const Ccc& ccc) const {
+  uint64_t bytes = 0;
+  for (PdcId id : ccc.members) {
+    const Pdc* pdc = FindPdc(id);
+    if (pdc != nullptr && pdc->tx) bytes += pdc->tx->queue.bytes();
+  }
+  return bytes;
+}
+
+void Engine::MaybeRequestCredit(TimePoint now, Ccc& ccc, Pdc& pdc) {
+  // Only a credit controller asks, and only with nothing in flight (no ACK
+  // will bring credit). A PDC the target does not know yet cannot carry it:
+  // the request stays unsent and the controller's timeout lets one packet go.
+  if (!rx_cc_) return;
+  const std::optional<uint64_t> need =
+      ccc.controller->CreditRequest(now, ccc.bytes_in_flight, CccBacklog(ccc));
+  if (!need || !pdc.established) return;
+  SendControl(now, pdc, ControlType::kCreditReq, pdc.tx->window.next_psn(),
+              cc::CreditTargetField(*need, config_.cc.rccc.quantum_bytes));
+  ++counters_.credit_reqs_sent;
 }
 
 void Engine::SendNew(TimePoint now, Pdc& pdc, Psn psn, SentPacket packet) {
@@ -184,6 +209,13 @@ void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
       req.psn_offset = static_cast<uint16_t>(psn - pdc.start_psn);
     } else {
       req.dpdcid = pdc.remote;
+    }
+    // Receiver credit: the CCC's remaining need goes with every request
+    // (types 13/14; spec-notes/cc.md "CREDIT and CREDIT_REQ").
+    if (rx_cc_) {
+      const uint64_t need = pdc.ccc->controller->CreditTarget(CccBacklog(*pdc.ccc)).value_or(0);
+      req.cc = RequestCcState{static_cast<uint8_t>(pdc.ccc->id),
+                              cc::CreditTargetField(need, config_.cc.rccc.quantum_bytes)};
     }
     // A resend says its last path lost it; SYN packets go from the FEP's own
     // socket (EV 0), so the target learns the FEP address.
@@ -559,8 +591,8 @@ void Engine::FailSender(Pdc& pdc, const Failure& failure) {
 namespace {
 
 // Every unacked request of `tx` in PSN order, then its queue, moved out.
-std::deque<QueuedPacket> TakeUnsent(SenderHalf& tx) {
-  std::deque<QueuedPacket> moved;
+SendQueue TakeUnsent(SenderHalf& tx) {
+  SendQueue moved;
   tx.window.ForEachOutstanding(false, [&](Psn psn) {
     SentPacket& s = tx.slot(psn);
     if (s.used && s.kind == SentKind::kRequest) {
@@ -577,7 +609,7 @@ std::deque<QueuedPacket> TakeUnsent(SenderHalf& tx) {
 
 void Engine::Reestablish(TimePoint now, Pdc& pdc) {
   SenderHalf& tx = *pdc.tx;
-  std::deque<QueuedPacket> moved = TakeUnsent(tx);
+  SendQueue moved = TakeUnsent(tx);
   SubmitRequest key;
   key.dst = pdc.peer;
   key.mode = pdc.mode;

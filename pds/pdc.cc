@@ -3,7 +3,13 @@
 #include <bit>
 #include <utility>
 
+#include "pds/rud_rod_request.h"
+
 namespace uet::pds {
+
+uint64_t SendQueue::Bytes(const QueuedPacket& q) {
+  return RudRodRequest::kSize + q.ses_and_payload.size();
+}
 
 SenderHalf::SenderHalf(Psn start_psn, SendWindow send_window, RtoEstimator estimator,
                        EntropySelector entropy_values)

@@ -57,6 +57,40 @@ struct QueuedPacket {
   std::vector<std::byte> ses_and_payload;
 };
 
+// The requests waiting for window space, in order, and their bytes as the
+// controller counts them (request header + SES header + payload): the
+// backlog that receiver credit's `credit_target` reports.
+class SendQueue {
+ public:
+  void push_back(QueuedPacket q) {
+    bytes_ += Bytes(q);
+    packets_.push_back(std::move(q));
+  }
+  void pop_front() {
+    bytes_ -= Bytes(packets_.front());
+    packets_.pop_front();
+  }
+  void clear() {
+    packets_.clear();
+    bytes_ = 0;
+  }
+  QueuedPacket& front() { return packets_.front(); }
+  const QueuedPacket& front() const { return packets_.front(); }
+  bool empty() const { return packets_.empty(); }
+  size_t size() const { return packets_.size(); }
+  uint64_t bytes() const { return bytes_; }
+  auto begin() { return packets_.begin(); }
+  auto end() { return packets_.end(); }
+  auto begin() const { return packets_.begin(); }
+  auto end() const { return packets_.end(); }
+
+  static uint64_t Bytes(const QueuedPacket& q);
+
+ private:
+  std::deque<QueuedPacket> packets_;
+  uint64_t bytes_ = 0;
+};
+
 // The sending side of one direction of a PDC.
 class SenderHalf {
  public:
@@ -75,7 +109,7 @@ class SenderHalf {
   bool gbn_peer = false;           // the peer NACKed ROD_OOO: it drops out-of-order PSNs
   Psn last_goback;                 // go-back start PSN and when (one per RTO)
   std::optional<TimePoint> last_goback_at;
-  std::deque<QueuedPacket> queue;  // waiting for window space
+  SendQueue queue;                     // waiting for window space
   EntropySelector entropy;             // EngineConfig::entropy_count
   // Per EV (one ECMP path, which delivers in order): packets sent on it, and
   // the highest SentPacket::ev_seq of a packet on it any ACK acknowledged.

@@ -114,6 +114,7 @@ constexpr Field kFields[] = {
     UET_U("rccc.ack_grant_bytes", rccc.ack_grant_bytes),
     UET_T("rccc.active_timeout_us", rccc.active_timeout),
     UET_T("rccc.idle_reset_us", rccc.idle_reset),
+    UET_T("rccc.credit_req_timeout_us", rccc.credit_req_timeout),
 };
 
 #undef UET_U

@@ -16,6 +16,13 @@
 //   - OnTimer(now) once `now` >= NextDeadline(); TimePoint::Max() means never.
 //   - PacingRate(): if set, the engine spaces packets at that rate; WindowBytes()
 //     is for counters and logs.
+//   Receiver credit (RCCC; sender-only controllers keep the defaults):
+//   - CreditTarget(backlog) for each request it transmits while the engine runs
+//     receiver credit: the credit still needed for `backlog` (the CCC's queued
+//     bytes), sent as the request's `credit_target` (types 13/14).
+//   - CreditRequest(now, in_flight, backlog) when CanSend refused a packet:
+//     a value asks the engine to send CREDIT_REQ with that target now.
+//   - OnCredit(now, credit) for each CREDIT control packet to this CCC.
 // Every entry point takes the time as an argument; a controller never reads a
 // clock, never sees sockets, PDCs or the engine, and holds no pointer back to
 // them. The event records are plain values and are not kept by reference.
@@ -91,6 +98,16 @@ class Controller {
   virtual TimePoint NextDeadline() const = 0;
   // The name MakeController knows it by ("fixed", ...): static storage.
   virtual std::string_view Name() const = 0;
+
+  // Receiver credit (see above); a controller without credit has none.
+  virtual std::optional<uint64_t> CreditTarget(uint64_t /*backlog_bytes*/) const {
+    return std::nullopt;
+  }
+  virtual std::optional<uint64_t> CreditRequest(TimePoint /*now*/, uint64_t /*bytes_in_flight*/,
+                                                uint64_t /*backlog_bytes*/) {
+    return std::nullopt;
+  }
+  virtual void OnCredit(TimePoint /*now*/, uint32_t /*credit*/) {}
 };
 
 }  // namespace uet::pds::cc

@@ -3,9 +3,10 @@
 // an RcccSender and lets a packet go only when both would.
 //
 // Design: composition, no logic of its own besides the AND in CanSend and the
-// min in WindowBytes. NSCC ignores last-hop trims here (htsim: with receiver
-// credit the last hop is the receiver's business), so the factory builds its
-// Nscc with react_to_last_hop_trim = false.
+// min in WindowBytes; the credit calls go to the RCCC part. NSCC ignores
+// last-hop trims here (htsim: with receiver credit the last hop is the
+// receiver's business), so the factory builds its Nscc with
+// react_to_last_hop_trim = false.
 // Error policy: Create() returns the first invalid part's error.
 // Threading: none (controller.h).
 #pragma once
@@ -62,6 +63,15 @@ class NsccRccc final : public Controller {
     return std::min(nscc_.NextDeadline(), credit_.NextDeadline());
   }
   std::string_view Name() const override { return kName; }
+  std::optional<uint64_t> CreditTarget(uint64_t backlog_bytes) const override {
+    return credit_.CreditTarget(backlog_bytes);
+  }
+  // Only when the credit is what blocks: NSCC's own window reopens with ACKs.
+  std::optional<uint64_t> CreditRequest(TimePoint now, uint64_t bytes_in_flight,
+                                        uint64_t backlog_bytes) override {
+    return credit_.CreditRequest(now, bytes_in_flight, backlog_bytes);
+  }
+  void OnCredit(TimePoint now, uint32_t credit) override { credit_.OnCredit(now, credit); }
 
   const Nscc& nscc() const { return nscc_; }
   const RcccSender& credit() const { return credit_; }

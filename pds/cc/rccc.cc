@@ -8,7 +8,7 @@ namespace uet::pds::cc {
 namespace {
 
 constexpr const char* kContext = "pds.cc.rccc";
-constexpr uint32_t kCreditMask = 0xFFFFFF;  // the 24-bit `credit` field
+constexpr uint32_t kCreditMask = kCreditFieldMask;
 
 uint64_t Milli(double v) { return v > 0 ? static_cast<uint64_t>(std::llround(v * 1000)) : 0; }
 
@@ -48,6 +48,10 @@ Status RcccConfig::Validate() const {
   if (idle_reset < active_timeout) {
     return Error::Invalid(kContext, "idle_reset_ns", static_cast<uint64_t>(idle_reset.count()));
   }
+  if (credit_req_timeout <= Duration::zero() || credit_req_timeout > std::chrono::seconds(1)) {
+    return Error::Invalid(kContext, "credit_req_timeout_ns",
+                          static_cast<uint64_t>(credit_req_timeout.count()));
+  }
   return OkStatus();
 }
 
@@ -64,6 +68,11 @@ uint32_t CreditDelta(uint32_t before, uint32_t now) {
   return d < (kCreditMask >> 1) ? d : 0;  // "behind": a reordered ACK
 }
 
+uint32_t CreditTargetField(uint64_t bytes, uint32_t quantum_bytes) {
+  const uint64_t quanta = bytes / quantum_bytes + (bytes % quantum_bytes != 0 ? 1 : 0);
+  return static_cast<uint32_t>(std::min<uint64_t>(quanta, kCreditMask));
+}
+
 // ---- sender ----
 
 Result<RcccSender> RcccSender::Create(const RcccConfig& config) {
@@ -75,7 +84,8 @@ RcccSender::RcccSender(const RcccConfig& config)
     : config_(config), balance_(static_cast<int64_t>(config.SpeculativeBytes())) {}
 
 bool RcccSender::CanSend(uint64_t bytes_in_flight, uint32_t packet_bytes) const {
-  if (bytes_in_flight == 0) return true;  // liveness: its ACK brings credit
+  // A CREDIT_REQ went unanswered: one packet may go, its ACK brings credit.
+  if (bytes_in_flight == 0 && liveness_) return true;
   // Credit rounded to the nearest whole packet: a balance of at least half
   // the packet admits it (overdrawing by up to half a packet), so credit
   // below one packet is not left stranded at every sender.
@@ -92,6 +102,7 @@ void RcccSender::OnSent(const SentEvent& e) {
     ++stats_.idle_resets;
   }
   idle_since_.reset();
+  liveness_ = false;
   // Retransmissions use the last hop too: they spend credit like new bytes.
   balance_ -= e.bytes;
   if (!e.retransmission) in_flight_ += e.bytes;
@@ -108,7 +119,16 @@ void RcccSender::OnAck(const AckEvent& e) {
   const auto* credit = std::get_if<CreditAckState>(&*e.ack_cc_state);
   if (credit == nullptr) return;
   ++stats_.credit_acks;
-  const uint32_t wire = credit->credit & kCreditMask;
+  TakeCredit(credit->credit);
+}
+
+void RcccSender::OnCredit(TimePoint, uint32_t credit) {
+  ++stats_.credit_packets;
+  TakeCredit(credit);
+}
+
+void RcccSender::TakeCredit(uint32_t credit) {
+  const uint32_t wire = credit & kCreditMask;
   // A receiver account moves by about speculative + target bytes at most
   // between two ACKs we see (it grants only against arrivals, up to the
   // target); four times that leaves room for a run of lost ACKs
@@ -137,6 +157,36 @@ void RcccSender::OnAck(const AckEvent& e) {
   const uint64_t bytes = uint64_t{delta} * config_.quantum_bytes;
   balance_ += static_cast<int64_t>(bytes);
   stats_.granted_bytes += bytes;
+  requested_at_.reset();  // answered (by this grant, or the next ACK's)
+}
+
+std::optional<uint64_t> RcccSender::CreditTarget(uint64_t backlog_bytes) const {
+  const int64_t held = std::max<int64_t>(balance_, 0);
+  return backlog_bytes > static_cast<uint64_t>(held) ? backlog_bytes - held : 0;
+}
+
+std::optional<uint64_t> RcccSender::CreditRequest(TimePoint now, uint64_t bytes_in_flight,
+                                                  uint64_t backlog_bytes) {
+  // With bytes in flight their ACKs bring credit; one request at a time.
+  if (bytes_in_flight > 0 || backlog_bytes == 0 || requested_at_ || liveness_) {
+    return std::nullopt;
+  }
+  idle_since_.reset();  // waiting for credit is not idle
+  requested_at_ = now;
+  ++stats_.credit_requests;
+  return CreditTarget(backlog_bytes);
+}
+
+void RcccSender::OnTimer(TimePoint now) {
+  if (requested_at_ && now - *requested_at_ >= config_.credit_req_timeout) {
+    requested_at_.reset();
+    liveness_ = true;
+    ++stats_.credit_req_timeouts;
+  }
+}
+
+TimePoint RcccSender::NextDeadline() const {
+  return requested_at_ ? *requested_at_ + config_.credit_req_timeout : TimePoint::Max();
 }
 
 // ---- receiver ----
@@ -149,17 +199,32 @@ Result<RcccReceiver> RcccReceiver::Create(const RcccConfig& config) {
 void RcccReceiver::Recount() {
   outstanding_ = 0;
   active_ = 0;
+  wanting_ = 0;
+  requests_ = 0;
   for (const auto& [key, p] : peers_) {
+    if (p.requested) ++requests_;
     if (!p.active) continue;
     outstanding_ += p.Outstanding();
     ++active_;
+    if (p.Wants()) ++wanting_;
   }
+}
+
+void RcccReceiver::Activate(Peer& p, uint64_t speculative) {
+  // A new (or returning) sender spends its speculative credit first. The wire
+  // counter goes on (never restarts), so the sender's deltas stay right
+  // whatever either side thinks of the idle time.
+  p.active = true;
+  p.granted = speculative;
+  p.received = 0;
+  ++stats_.activations;
 }
 
 void RcccReceiver::Expire(TimePoint now) {
   bool changed = false;
   for (auto& [key, p] : peers_) {
-    if (p.active && now - p.last_arrival > config_.active_timeout) {
+    // A peer waiting for its CREDIT_REQ is not gone.
+    if (p.active && !p.requested && now - p.last_arrival > config_.active_timeout) {
       p.active = false;
       ++stats_.expirations;
       changed = true;
@@ -169,32 +234,61 @@ void RcccReceiver::Expire(TimePoint now) {
 }
 
 uint64_t RcccReceiver::Grantable(const Peer& p) const {
-  if (!p.active || active_ == 0) return 0;
+  if (!p.active || active_ == 0 || !p.Wants()) return 0;
+  const uint64_t q = config_.quantum_bytes;
   const uint64_t target = config_.TargetBytes();
-  const uint64_t share = std::max<uint64_t>(target / active_, config_.min_share_bytes);
+  // The target is shared by the peers that want credit (a peer whose backlog
+  // is covered leaves its share to the others).
+  const uint64_t share =
+      std::max<uint64_t>(target / std::max<size_t>(wanting_, 1), config_.min_share_bytes);
   const uint64_t mine = p.Outstanding();
   const uint64_t room_total = target > outstanding_ ? target - outstanding_ : 0;
   const uint64_t room_mine = share > mine ? share - mine : 0;
-  return std::min(room_total, room_mine) / config_.quantum_bytes * config_.quantum_bytes;
+  uint64_t room = std::min(room_total, room_mine) / q * q;
+  // No more than it asked for, in whole quanta rounded up.
+  if (p.demand) room = std::min(room, (*p.demand + q - 1) / q * q);
+  return room;
 }
 
-bool RcccReceiver::OnData(TimePoint now, uint64_t peer, uint32_t bytes, bool) {
+bool RcccReceiver::CreditDue(const Peer& p) const {
+  const uint64_t g = Grantable(p);
+  // A demand smaller than the ACK threshold is worth answering whole.
+  return g > 0 && (g >= config_.ack_grant_bytes || (p.demand && g >= *p.demand));
+}
+
+bool RcccReceiver::OnData(TimePoint now, uint64_t peer, uint32_t bytes, bool,
+                          std::optional<uint64_t> demand_bytes) {
   Expire(now);
   stats_.data_bytes += bytes;
   Peer& p = peers_[peer];
-  if (!p.active) {
-    // A new (or returning) sender spends its speculative credit first. The
-    // wire counter goes on (never restarts), so the sender's deltas stay right
-    // whatever either side thinks of the idle time.
-    p.active = true;
-    p.granted = config_.SpeculativeBytes();
-    p.received = 0;
-    ++stats_.activations;
-  }
+  if (!p.active) Activate(p, config_.SpeculativeBytes());
   p.received += bytes;
   p.last_arrival = now;
+  if (demand_bytes) p.demand = demand_bytes;
   Recount();
-  return Grantable(p) >= config_.ack_grant_bytes;
+  return CreditDue(p);
+}
+
+bool RcccReceiver::OnCreditRequest(TimePoint now, uint64_t peer, uint64_t demand_bytes) {
+  Expire(now);
+  ++stats_.credit_requests;
+  Peer& p = peers_[peer];
+  // A sender that asks holds (almost) no credit: none is speculative.
+  if (!p.active) Activate(p, 0);
+  p.last_arrival = now;  // it is waiting, not gone
+  p.demand = demand_bytes;
+  p.requested = demand_bytes > 0;
+  Recount();
+  return p.requested && CreditDue(p);
+}
+
+std::optional<uint64_t> RcccReceiver::NextCreditDue(TimePoint now) {
+  if (requests_ == 0) return std::nullopt;
+  Expire(now);
+  for (const auto& [key, p] : peers_) {
+    if (p.requested && CreditDue(p)) return key;
+  }
+  return std::nullopt;
 }
 
 std::optional<AckCcState> RcccReceiver::AckState(TimePoint now, uint64_t peer) {
@@ -209,6 +303,15 @@ std::optional<AckCcState> RcccReceiver::AckState(TimePoint now, uint64_t peer) {
     outstanding_ += bytes;
     ++stats_.grants;
     stats_.granted_bytes += bytes;
+    if (p.demand) {
+      *p.demand = *p.demand > bytes ? *p.demand - bytes : 0;
+      if (*p.demand == 0) --wanting_;
+    }
+    if (p.requested) {
+      p.requested = false;
+      --requests_;
+      ++stats_.credit_answers;
+    }
   }
   return CreditAckState{p.credit, 0};
 }

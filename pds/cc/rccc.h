@@ -23,10 +23,19 @@
 //   - Sender (RcccSender): balance = speculative + granted - sent; a packet
 //     may go if balance >= half its size (credit rounded to the nearest
 //     packet: a share of a few packets would otherwise strand up to a packet
-//     of credit at every sender), or when nothing is in flight (liveness: the
-//     ACK of that packet brings new credit). Idle for idle_reset with
-//     nothing in flight: the balance is back to the speculative credit, as the
-//     receiver forgets the peer after active_timeout <= idle_reset.
+//     of credit at every sender). Idle for idle_reset with nothing in flight:
+//     the balance is back to the speculative credit, as the receiver forgets
+//     the peer after active_timeout <= idle_reset.
+//   - Demand (CC request types 13/14, `credit_target`; CREDIT_REQ): every
+//     request carries the credit the sender still needs for its backlog
+//     (CreditTarget). The receiver grants a peer no more than that, and shares
+//     the target among the active peers that want credit.
+//   - Blocked with nothing in flight (no ACK will bring credit): the sender
+//     asks with CREDIT_REQ (CreditRequest) and waits; the receiver answers
+//     with a CREDIT control packet as soon as it has credit for it (at once,
+//     or when arrivals from other peers free room: NextCreditDue). Unanswered
+//     for credit_req_timeout (a lost packet, a receiver without RCCC), the
+//     sender may send one packet anyway (liveness: its ACK brings credit).
 //
 // Error policy: Create() returns RcccConfig::Validate()'s error
 // ("pds.cc.rccc: invalid <field> <value>"); handlers cannot fail.
@@ -61,6 +70,8 @@ struct RcccConfig {
   // A sender idle (nothing in flight) this long restarts from the speculative
   // credit; >= active_timeout.
   Duration idle_reset = std::chrono::microseconds(100);
+  // A CREDIT_REQ unanswered this long lets one packet go without credit.
+  Duration credit_req_timeout = std::chrono::microseconds(100);
 
   Status Validate() const;
   uint64_t BdpBytes() const;
@@ -68,9 +79,16 @@ struct RcccConfig {
   uint64_t TargetBytes() const;
 };
 
+// The 24-bit `credit`, `credit_target` and CREDIT/CREDIT_REQ payload values.
+inline constexpr uint32_t kCreditFieldMask = 0xFFFFFF;
+
 // The 24-bit `credit` field wraps: the grant between two values, or nothing
 // when `now` is not ahead of `before` (a reordered ACK).
 uint32_t CreditDelta(uint32_t before, uint32_t now);
+
+// `bytes` as a 24-bit `credit_target` / CREDIT_REQ payload: whole quanta,
+// rounded up, saturating at 2^24 - 1.
+uint32_t CreditTargetField(uint64_t bytes, uint32_t quantum_bytes);
 
 struct RcccSenderStats {
   uint64_t credit_acks = 0;    // ACKs with a credit ack_cc_state
@@ -80,6 +98,9 @@ struct RcccSenderStats {
   // A credit from an account other than the one followed (the receiver's
   // CCC for us was renewed): taken as the new base.
   uint64_t rebased_credits = 0;
+  uint64_t credit_packets = 0;       // CREDIT control packets taken
+  uint64_t credit_requests = 0;      // CREDIT_REQ asked for
+  uint64_t credit_req_timeouts = 0;  // unanswered: one packet went without credit
   friend bool operator==(const RcccSenderStats&, const RcccSenderStats&) = default;
 };
 
@@ -93,14 +114,18 @@ class RcccSender final : public Controller {
   void OnAck(const AckEvent& e) override;
   void OnNack(const NackEvent&) override {}
   void OnTimeout(const TimeoutEvent&) override {}
-  void OnTimer(TimePoint) override {}
+  void OnTimer(TimePoint now) override;
+  void OnCredit(TimePoint now, uint32_t credit) override;
 
   bool CanSend(uint64_t bytes_in_flight, uint32_t packet_bytes) const override;
   // The bytes that may be in flight now: in flight + balance.
   uint64_t WindowBytes() const override;
   std::optional<uint64_t> PacingRate() const override { return std::nullopt; }
-  TimePoint NextDeadline() const override { return TimePoint::Max(); }
+  TimePoint NextDeadline() const override;
   std::string_view Name() const override { return kName; }
+  std::optional<uint64_t> CreditTarget(uint64_t backlog_bytes) const override;
+  std::optional<uint64_t> CreditRequest(TimePoint now, uint64_t bytes_in_flight,
+                                        uint64_t backlog_bytes) override;
 
   int64_t balance() const { return balance_; }
   const RcccSenderStats& stats() const { return stats_; }
@@ -108,12 +133,16 @@ class RcccSender final : public Controller {
 
  private:
   explicit RcccSender(const RcccConfig& config);
+  // A cumulative `credit` (ACK_CC or CREDIT) applied to the balance.
+  void TakeCredit(uint32_t credit);
 
   RcccConfig config_;
   int64_t balance_ = 0;
   std::optional<uint32_t> last_credit_;  // wire value of the last credit
   uint64_t in_flight_ = 0;
   std::optional<TimePoint> idle_since_;
+  std::optional<TimePoint> requested_at_;  // a CREDIT_REQ waits for credit
+  bool liveness_ = false;                  // it went unanswered: one packet may go
   RcccSenderStats stats_;
 };
 
@@ -123,6 +152,8 @@ struct RcccReceiverStats {
   uint64_t granted_bytes = 0;  // speculative credit not included
   uint64_t activations = 0;    // a peer became active (first or again)
   uint64_t expirations = 0;
+  uint64_t credit_requests = 0;  // CREDIT_REQ taken
+  uint64_t credit_answers = 0;   // requests answered (at once or later)
   friend bool operator==(const RcccReceiverStats&, const RcccReceiverStats&) = default;
 };
 
@@ -132,7 +163,10 @@ class RcccReceiver final : public ReceiverCc {
 
   static Result<RcccReceiver> Create(const RcccConfig& config);
 
-  bool OnData(TimePoint now, uint64_t peer, uint32_t bytes, bool ecn_ce) override;
+  bool OnData(TimePoint now, uint64_t peer, uint32_t bytes, bool ecn_ce,
+              std::optional<uint64_t> demand_bytes) override;
+  bool OnCreditRequest(TimePoint now, uint64_t peer, uint64_t demand_bytes) override;
+  std::optional<uint64_t> NextCreditDue(TimePoint now) override;
   std::optional<AckCcState> AckState(TimePoint now, uint64_t peer) override;
   void Forget(uint64_t peer) override;
   std::string_view Name() const override { return kName; }
@@ -140,6 +174,8 @@ class RcccReceiver final : public ReceiverCc {
   // Sum of the active peers' outstanding bytes; number of active peers.
   uint64_t outstanding() const { return outstanding_; }
   size_t active_peers() const { return active_; }
+  // Active peers that want credit (their last demand was not 0).
+  size_t wanting_peers() const { return wanting_; }
   size_t known_peers() const { return peers_.size(); }
   const RcccReceiverStats& stats() const { return stats_; }
 
@@ -150,11 +186,19 @@ class RcccReceiver final : public ReceiverCc {
     uint64_t granted = 0;   // since activation, speculative included
     uint64_t received = 0;  // since activation
     uint32_t credit = 0;    // cumulative grant in quanta, mod 2^24 (wire)
+    // What the sender last said it still needs, less what was granted since;
+    // nothing: it never said (a sender without types 13/14).
+    std::optional<uint64_t> demand;
+    bool requested = false;  // a CREDIT_REQ waits for a grant
     TimePoint last_arrival{};
+    bool Wants() const { return !demand || *demand > 0; }
     uint64_t Outstanding() const { return granted > received ? granted - received : 0; }
   };
   void Expire(TimePoint now);
   void Recount();
+  void Activate(Peer& p, uint64_t speculative);
+  // Enough credit for `p` to be worth a packet of its own.
+  bool CreditDue(const Peer& p) const;
   // What AckState would grant `p` now, in whole quanta (bytes).
   uint64_t Grantable(const Peer& p) const;
 
@@ -162,6 +206,8 @@ class RcccReceiver final : public ReceiverCc {
   std::map<uint64_t, Peer> peers_;
   uint64_t outstanding_ = 0;
   size_t active_ = 0;
+  size_t wanting_ = 0;
+  size_t requests_ = 0;  // peers with requested set
   RcccReceiverStats stats_;
 };
 

@@ -14,7 +14,13 @@
 //     carry new credit: the engine then ACKs at once (as for AR), instead of
 //     waiting for its coalescing trigger (a peer whose credit share is below
 //     the coalescing threshold would otherwise stall).
-//   - AckState for every ACK the target sends on that PDC; a value makes the
+//     `demand_bytes` is the request's credit_target (types 13/14) in bytes:
+//     the credit the sender still needs; nothing for types 2/3.
+//   - OnCreditRequest for a CREDIT_REQ from the peer (its demand in bytes);
+//     true: answer with CREDIT now (its `credit` from AckState). Otherwise the
+//     request waits: after each arrival the engine calls NextCreditDue until
+//     it gives nothing, and sends CREDIT to each peer it names.
+//   - AckState for every ACK (and CREDIT) the target sends on that PDC; a value makes the
 //     engine send ACK_CC with that ack_cc_state (instead of a plain ACK), and
 //     the sender's engine hands it to its Controller in AckEvent::ack_cc_state.
 //   - Forget when the engine frees the CCC `peer` names (its last PDC went):
@@ -39,7 +45,12 @@ class ReceiverCc {
   virtual ~ReceiverCc() = default;
 
   // True: ACK this peer now (it has credit coming).
-  virtual bool OnData(TimePoint now, uint64_t peer, uint32_t bytes, bool ecn_ce) = 0;
+  virtual bool OnData(TimePoint now, uint64_t peer, uint32_t bytes, bool ecn_ce,
+                      std::optional<uint64_t> demand_bytes) = 0;
+  // True: send CREDIT to this peer now.
+  virtual bool OnCreditRequest(TimePoint now, uint64_t peer, uint64_t demand_bytes) = 0;
+  // A peer whose waiting CREDIT_REQ can be answered now, if any.
+  virtual std::optional<uint64_t> NextCreditDue(TimePoint now) = 0;
   // The ack_cc_state to send to `peer` now; nothing: a plain ACK will do.
   virtual std::optional<AckCcState> AckState(TimePoint now, uint64_t peer) = 0;
   // The CCC is gone: drop its state.

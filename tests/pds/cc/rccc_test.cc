@@ -107,7 +107,8 @@ TEST(RcccSender, SpendsSpeculativeCreditThenBlocks) {
   // 30 x 4096 = 122880; 2120 B left >= half a packet: one more, overdrawn.
   EXPECT_EQ(sent, 31);
   EXPECT_EQ(s.balance(), 125000 - 31 * 4096);
-  EXPECT_TRUE(s.CanSend(0, kPkt));  // liveness: nothing in flight
+  // Nothing in flight and no credit: no packet, the sender asks (CREDIT_REQ).
+  EXPECT_FALSE(s.CanSend(0, kPkt));
   // A grant of 64 quanta (16 KiB) opens room for 3 or 4 more packets.
   const int64_t before = s.balance();
   s.OnAck(CreditAck(kRcccT0 + microseconds(10), 64, in_flight - kPkt));
@@ -122,6 +123,50 @@ TEST(RcccSender, SpendsSpeculativeCreditThenBlocks) {
   // A lost ACK costs nothing: the next carries the total.
   s.OnAck(CreditAck(kRcccT0 + microseconds(12), 200, in_flight));
   EXPECT_EQ(s.balance(), before + 200 * 256);
+}
+
+TEST(RcccSender, AsksForCreditWhenNothingInFlightAndFallsBackAfterTheTimeout) {
+  RcccSender s = MakeSender();
+  s.OnSent({kRcccT0, Psn(1), 125000, false});  // the speculative credit, spent
+  EXPECT_EQ(s.CreditTarget(50000), 50000u);    // nothing held: all of it is needed
+  // With bytes in flight their ACKs bring credit: no request.
+  EXPECT_FALSE(s.CreditRequest(kRcccT0, 125000, 50000).has_value());
+  s.OnAck(CreditAck(kRcccT0 + microseconds(10), 0, 0, 125000));
+  EXPECT_FALSE(s.CanSend(0, kPkt));
+  EXPECT_FALSE(s.CreditRequest(kRcccT0 + microseconds(10), 0, 0).has_value());  // no backlog
+  const TimePoint asked = kRcccT0 + microseconds(11);
+  std::optional<uint64_t> target = s.CreditRequest(asked, 0, 50000);
+  ASSERT_TRUE(target.has_value());
+  EXPECT_EQ(*target, 50000u);
+  EXPECT_EQ(s.stats().credit_requests, 1u);
+  EXPECT_FALSE(s.CreditRequest(asked, 0, 50000).has_value());  // one at a time
+  EXPECT_EQ(s.NextDeadline(), asked + RcccTestConfig().credit_req_timeout);
+  // Unanswered: after the timeout one packet may go, and only one.
+  s.OnTimer(asked + microseconds(99));
+  EXPECT_FALSE(s.CanSend(0, kPkt));
+  s.OnTimer(asked + microseconds(100));
+  EXPECT_EQ(s.stats().credit_req_timeouts, 1u);
+  EXPECT_EQ(s.NextDeadline(), TimePoint::Max());
+  EXPECT_TRUE(s.CanSend(0, kPkt));
+  s.OnSent({asked + microseconds(100), Psn(2), kPkt, false});
+  EXPECT_FALSE(s.CanSend(0, kPkt));
+  // The answer, a CREDIT packet: the balance grows and the request is closed.
+  EXPECT_TRUE(s.CreditRequest(asked + microseconds(101), 0, 50000).has_value());
+  s.OnCredit(asked + microseconds(102), 40);
+  EXPECT_EQ(s.stats().credit_packets, 1u);
+  EXPECT_EQ(s.balance(), -kPkt + 40 * 256);
+  EXPECT_TRUE(s.CanSend(0, kPkt));
+  EXPECT_EQ(s.NextDeadline(), TimePoint::Max());
+  EXPECT_EQ(s.CreditTarget(50000), 50000u - (40 * 256 - kPkt));
+  EXPECT_EQ(s.CreditTarget(1000), 0u);  // covered
+}
+
+TEST(CreditTargetField, WholeQuantaRoundedUpAndSaturated) {
+  EXPECT_EQ(CreditTargetField(0, 256), 0u);
+  EXPECT_EQ(CreditTargetField(1, 256), 1u);
+  EXPECT_EQ(CreditTargetField(512, 256), 2u);
+  EXPECT_EQ(CreditTargetField(513, 256), 3u);
+  EXPECT_EQ(CreditTargetField(uint64_t{1} << 40, 256), kCreditFieldMask);
 }
 
 TEST(RcccSender, RetransmissionsSpendCredit) {
@@ -186,7 +231,7 @@ TEST(RcccSender, OldReceiverAccountGivesNoWindfall) {
 
 TEST(RcccReceiver, ForgetDropsThePeerAndItsCount) {
   RcccReceiver r = MakeReceiver();
-  EXPECT_TRUE(r.OnData(kRcccT0, 1, kPkt, false));
+  EXPECT_TRUE(r.OnData(kRcccT0, 1, kPkt, false, std::nullopt));
   EXPECT_GT(CreditOf(r.AckState(kRcccT0, 1)), 0u);
   EXPECT_EQ(r.known_peers(), 1u);
   r.Forget(1);
@@ -201,7 +246,7 @@ TEST(RcccReceiver, SpeculativeCreditCountsBeforeAnyGrant) {
   EXPECT_EQ(r.Name(), "rccc");
   // Unknown peer: a zero credit, no grant.
   EXPECT_EQ(CreditOf(r.AckState(kRcccT0, 9)), 0u);
-  EXPECT_TRUE(r.OnData(kRcccT0, 1, kPkt, false));  // credit is due: ACK at once
+  EXPECT_TRUE(r.OnData(kRcccT0, 1, kPkt, false, std::nullopt));  // credit is due: ACK at once
   EXPECT_EQ(r.active_peers(), 1u);
   // Outstanding = 125000 - 4096 = 120904 < target 156250: grant up to the
   // target (one peer: its share is the whole target), in quanta.
@@ -210,15 +255,16 @@ TEST(RcccReceiver, SpeculativeCreditCountsBeforeAnyGrant) {
   EXPECT_EQ(r.outstanding(), 120904u + q * 256u);
   // Nothing more until data arrives.
   EXPECT_EQ(CreditOf(r.AckState(kRcccT0, 1)), q);
-  EXPECT_FALSE(r.OnData(kRcccT0 + microseconds(1), 1, 1000, false));  // < ack_grant_bytes due
-  EXPECT_TRUE(r.OnData(kRcccT0 + microseconds(1), 1, kPkt, false));
+  EXPECT_FALSE(
+      r.OnData(kRcccT0 + microseconds(1), 1, 1000, false, std::nullopt));  // < ack_grant_bytes due
+  EXPECT_TRUE(r.OnData(kRcccT0 + microseconds(1), 1, kPkt, false, std::nullopt));
   EXPECT_EQ(CreditOf(r.AckState(kRcccT0 + microseconds(1), 1)), q + (kPkt + 1000 + 18) / 256);
 }
 
 TEST(RcccReceiver, NoGrantWhileSpeculativeBytesExceedTarget) {
   RcccReceiver r = MakeReceiver();
   // Eight senders: 8 x 125000 B speculative outstanding >> 156250 B target.
-  for (uint64_t p = 1; p <= 8; ++p) r.OnData(kRcccT0, p, kPkt, false);
+  for (uint64_t p = 1; p <= 8; ++p) r.OnData(kRcccT0, p, kPkt, false, std::nullopt);
   EXPECT_EQ(r.active_peers(), 8u);
   for (uint64_t p = 1; p <= 8; ++p) EXPECT_EQ(CreditOf(r.AckState(kRcccT0, p)), 0u);
   EXPECT_EQ(r.stats().grants, 0u);
@@ -226,7 +272,7 @@ TEST(RcccReceiver, NoGrantWhileSpeculativeBytesExceedTarget) {
   TimePoint t = kRcccT0;
   for (int i = 0; i < 30; ++i) {
     t = t + microseconds(1);
-    for (uint64_t p = 1; p <= 8; ++p) r.OnData(t, p, kPkt, false);
+    for (uint64_t p = 1; p <= 8; ++p) r.OnData(t, p, kPkt, false, std::nullopt);
   }
   uint64_t granted = 0;
   for (uint64_t p = 1; p <= 8; ++p) granted += uint64_t{CreditOf(r.AckState(t, p))} * 256;
@@ -238,26 +284,77 @@ TEST(RcccReceiver, SharesEquallyAmongActivePeers) {
   RcccConfig c = RcccTestConfig();
   c.speculative_bdp = 0;  // no speculative bytes: grants only
   RcccReceiver r = MakeReceiver(c);
-  r.OnData(kRcccT0, 1, 0, false);
-  r.OnData(kRcccT0, 2, 0, false);
+  r.OnData(kRcccT0, 1, 0, false, std::nullopt);
+  r.OnData(kRcccT0, 2, 0, false, std::nullopt);
   const uint32_t q1 = CreditOf(r.AckState(kRcccT0, 1));
   const uint32_t q2 = CreditOf(r.AckState(kRcccT0, 2));
   EXPECT_EQ(q1, 156250u / 2 / 256);
   EXPECT_EQ(q2, q1);
   // Peer 2 goes silent past active_timeout (100 us): peer 1, which kept
   // sending, may take the whole target.
-  r.OnData(kRcccT0 + microseconds(60), 1, 40000, false);
-  r.OnData(kRcccT0 + microseconds(120), 1, 256 * q1 - 40000, false);
+  r.OnData(kRcccT0 + microseconds(60), 1, 40000, false, std::nullopt);
+  r.OnData(kRcccT0 + microseconds(120), 1, 256 * q1 - 40000, false, std::nullopt);
   EXPECT_EQ(r.active_peers(), 1u);
   EXPECT_EQ(r.stats().expirations, 1u);
   const uint32_t q1b = CreditOf(r.AckState(kRcccT0 + microseconds(120), 1));
   EXPECT_EQ(q1b, q1 + 156250u / 256);  // cumulative: the first grant plus the new one
   // Peer 2 comes back: active again; the total is at the target, so no new
   // grant, and its counter goes on from its old value.
-  r.OnData(kRcccT0 + microseconds(121), 2, 0, false);
+  r.OnData(kRcccT0 + microseconds(121), 2, 0, false, std::nullopt);
   EXPECT_EQ(r.active_peers(), 2u);
   EXPECT_EQ(r.stats().activations, 3u);
   EXPECT_EQ(CreditOf(r.AckState(kRcccT0 + microseconds(121), 2)), q2);
+}
+
+TEST(RcccReceiver, GrantsNoMoreThanTheDemandAndSharesAmongThoseWhoWant) {
+  RcccReceiver r = MakeReceiver();  // target 156250 B
+  // Two active peers; peer 2 says its backlog is covered (demand 0).
+  r.OnData(kRcccT0, 1, kPkt, false, std::optional<uint64_t>(1'000'000));
+  r.OnData(kRcccT0, 2, kPkt, false, std::optional<uint64_t>(0));
+  EXPECT_EQ(r.active_peers(), 2u);
+  EXPECT_EQ(r.wanting_peers(), 1u);
+  // Let the speculative credit arrive so there is room to grant.
+  r.OnData(kRcccT0 + microseconds(1), 1, 125000 - kPkt, false, std::optional<uint64_t>(1'000'000));
+  r.OnData(kRcccT0 + microseconds(1), 2, 125000 - kPkt, false, std::optional<uint64_t>(0));
+  EXPECT_EQ(CreditOf(r.AckState(kRcccT0 + microseconds(2), 2)), 0u);  // wants nothing
+  // Peer 1 gets the whole target, not half of it.
+  EXPECT_EQ(CreditOf(r.AckState(kRcccT0 + microseconds(2), 1)), 156250u / 256);
+  // A small demand caps the grant (rounded up to a quantum), and is used up.
+  r.OnData(kRcccT0 + microseconds(3), 2, 0, false, std::optional<uint64_t>(1000));
+  EXPECT_EQ(r.wanting_peers(), 2u);
+  r.OnData(kRcccT0 + microseconds(3), 1, 100000, false, std::optional<uint64_t>(1'000'000));
+  EXPECT_EQ(CreditOf(r.AckState(kRcccT0 + microseconds(4), 2)), 4u);
+  EXPECT_EQ(CreditOf(r.AckState(kRcccT0 + microseconds(4), 2)), 4u);  // nothing more
+  EXPECT_EQ(r.wanting_peers(), 1u);
+}
+
+TEST(RcccReceiver, CreditRequestIsAnsweredAtOnceOrWhenRoomFrees) {
+  RcccReceiver r = MakeReceiver();  // target 156250 B, speculative 125000 B
+  // Peer 1 holds more than the target (its speculative credit and a grant):
+  // no room for peer 2, whose request waits.
+  r.OnData(kRcccT0, 1, kPkt, false, std::optional<uint64_t>(1'000'000));
+  r.AckState(kRcccT0, 1);
+  EXPECT_FALSE(r.OnCreditRequest(kRcccT0 + microseconds(1), 2, 20000));
+  EXPECT_EQ(r.stats().credit_requests, 1u);
+  EXPECT_FALSE(r.NextCreditDue(kRcccT0 + microseconds(1)).has_value());
+  // A waiting peer does not expire (peer 1 keeps arriving; peer 2 is silent).
+  r.OnData(kRcccT0 + microseconds(60), 1, 0, false, std::optional<uint64_t>(1'000'000));
+  r.OnData(kRcccT0 + microseconds(150), 1, 40000, false, std::optional<uint64_t>(1'000'000));
+  EXPECT_EQ(r.active_peers(), 2u);
+  // Peer 1's arrivals free room: peer 2 is due, and the grant answers it.
+  std::optional<uint64_t> due = r.NextCreditDue(kRcccT0 + microseconds(150));
+  ASSERT_TRUE(due.has_value());
+  EXPECT_EQ(*due, 2u);
+  EXPECT_EQ(CreditOf(r.AckState(kRcccT0 + microseconds(150), 2)), 20000u / 256 + 1);
+  EXPECT_EQ(r.stats().credit_answers, 1u);
+  EXPECT_FALSE(r.NextCreditDue(kRcccT0 + microseconds(150)).has_value());
+  // With room, a request is answered at once.
+  EXPECT_TRUE(r.OnCreditRequest(kRcccT0 + microseconds(151), 3, 5000));
+  EXPECT_EQ(CreditOf(r.AckState(kRcccT0 + microseconds(151), 3)), 5000u / 256 + 1);
+  EXPECT_EQ(r.stats().credit_answers, 2u);
+  // A request for nothing is not waited on.
+  EXPECT_FALSE(r.OnCreditRequest(kRcccT0 + microseconds(152), 4, 0));
+  EXPECT_FALSE(r.NextCreditDue(kRcccT0 + microseconds(152)).has_value());
 }
 
 TEST(RcccReceiver, MinimumShareIsOnePacketTotalStillBounded) {
@@ -266,7 +363,7 @@ TEST(RcccReceiver, MinimumShareIsOnePacketTotalStillBounded) {
   RcccReceiver r = MakeReceiver(c);
   // 64 peers: target / 64 = 2441 B < one packet, so each may have 4096 B
   // outstanding, until the total reaches the target.
-  for (uint64_t p = 1; p <= 64; ++p) EXPECT_TRUE(r.OnData(kRcccT0, p, 0, false)) << p;
+  for (uint64_t p = 1; p <= 64; ++p) EXPECT_TRUE(r.OnData(kRcccT0, p, 0, false, std::nullopt)) << p;
   for (uint64_t p = 1; p <= 64; ++p) {
     // 38 x 4096 = 155648; the 39th gets the 602 B left, in whole quanta.
     const uint32_t expected = p <= 38 ? 16 : p == 39 ? 2 : 0;
