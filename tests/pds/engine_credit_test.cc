@@ -4,6 +4,7 @@
 // CREDIT_REQ and the receiver answers with CREDIT; an unanswered request
 // lets one packet go after the controller's timeout.
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "pds/cc/rccc.h"
@@ -29,6 +30,32 @@ class CreditTest : public EngineTest {
 
   void SubmitMessages(uint64_t n) {
     for (uint64_t t = 1; t <= n; ++t) SubmitOk(A(), Req(t), kCreditExtra);
+  }
+
+  // Exchanges packets and runs timers until `want` messages completed or
+  // nothing is pending; A's packets for which `lose` is true are dropped.
+  // Returns how many were.
+  size_t RunLosing(size_t want, const std::function<bool(const Sent&)>& lose) {
+    size_t lost = 0;
+    for (int round = 0; round < 1000 && del_a_.CompletedTokens().size() < want; ++round) {
+      for (int i = 0; i < 100; ++i) {
+        std::vector<Sent> a = TakeA();
+        std::vector<Sent> b = TakeB();
+        if (a.empty() && b.empty()) break;
+        for (const Sent& s : a) {
+          if (lose(s)) {
+            ++lost;
+          } else {
+            Deliver(s);
+          }
+        }
+        DeliverAll(b);
+      }
+      const TimePoint next = NextDeadline();
+      if (next == TimePoint::Max()) break;
+      RunTimersAt(next);
+    }
+    return lost;
   }
 
   // Delivers everything both ways until quiet, timers not run; returns
@@ -90,25 +117,8 @@ TEST_F(CreditTest, AnUnansweredCreditRequestLetsOnePacketGoAfterTheTimeout) {
   // Given the same sender, whose CREDIT_REQs are lost on the way.
   Build(SmallCredit());
   SubmitMessages(3);
-  size_t lost = 0;
-  for (int round = 0; round < 100 && del_a_.CompletedTokens().size() < 3; ++round) {
-    for (int i = 0; i < 100; ++i) {
-      std::vector<Sent> a = TakeA();
-      std::vector<Sent> b = TakeB();
-      if (a.empty() && b.empty()) break;
-      for (const Sent& s : a) {
-        if (s.IsControl(ControlType::kCreditReq)) {
-          ++lost;
-        } else {
-          Deliver(s);
-        }
-      }
-      DeliverAll(b);
-    }
-    const TimePoint next = NextDeadline();
-    if (next == TimePoint::Max()) break;
-    RunTimersAt(next);
-  }
+  const size_t lost =
+      RunLosing(3, [](const Sent& s) { return s.IsControl(ControlType::kCreditReq); });
   // Expect every message through, each wait ended by the timeout.
   EXPECT_EQ(del_a_.CompletedTokens().size(), 3u);
   EXPECT_GE(lost, 1u);
@@ -120,25 +130,10 @@ TEST_F(CreditTest, EveryCreditRequestIsAnsweredDespiteLostPackets) {
   // request lost on the way (the retransmissions get through).
   Build(SmallCredit());
   SubmitMessages(30);
-  size_t firsts = 0, lost = 0;
-  for (int round = 0; round < 1000 && del_a_.CompletedTokens().size() < 30; ++round) {
-    for (int i = 0; i < 100; ++i) {
-      std::vector<Sent> a = TakeA();
-      std::vector<Sent> b = TakeB();
-      if (a.empty() && b.empty()) break;
-      for (const Sent& s : a) {
-        if (s.request() != nullptr && !s.request()->retx && ++firsts % 3 == 0) {
-          ++lost;
-        } else {
-          Deliver(s);
-        }
-      }
-      DeliverAll(b);
-    }
-    const TimePoint next = NextDeadline();
-    if (next == TimePoint::Max()) break;
-    RunTimersAt(next);
-  }
+  size_t firsts = 0;
+  const size_t lost = RunLosing(30, [&](const Sent& s) {
+    return s.request() != nullptr && !s.request()->retx && ++firsts % 3 == 0;
+  });
   EXPECT_EQ(del_a_.CompletedTokens().size(), 30u);
   EXPECT_GE(lost, 9u);
   // Expect every CREDIT_REQ answered by a CREDIT (none left to the timeout),
