@@ -103,6 +103,7 @@ void Progress::Run() {
       packet = *opened;
     }
     if (ep_.type == FI_EP_MSG) CmOnTraffic(ep_);
+    last_arrival_ = now;
     ses_->OnPacket(now, src, packet, pds::RxMeta{.ecn_ce = d.ecn_ce});
   });
   if (security_ && security_->refused() != tss_refused_reported_) ReportTssRefusals(now);

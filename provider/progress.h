@@ -74,6 +74,8 @@ class Progress final : public pds::PacketSink,
   uint16_t port() const { return io_->local_port(); }
   IpAddress addr() const { return io_->local_addr(); }
   int fd() const { return io_->fd(); }
+  // When the last UET packet arrived (nothing before the first).
+  std::optional<TimePoint> last_arrival() const { return last_arrival_; }
 
   // Sends a datagram that is not a UET packet (CM messages of MSG endpoints).
   void SendRaw(const IpAddress& ip, uint16_t port, std::span<const std::byte> bytes) {
@@ -125,6 +127,7 @@ class Progress final : public pds::PacketSink,
   Endpoint& ep_;
   std::unique_ptr<PacketIo> io_;
   EvSockets ev_sockets_;  // EVs 1 .. FI_UET_EV_COUNT-1 (multipath spraying)
+  std::optional<TimePoint> last_arrival_;
   SeededRandom random_;
   std::unique_ptr<ses::Endpoint> ses_;
   std::unique_ptr<PacketSecurity> security_;  // TSS, when on

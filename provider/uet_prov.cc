@@ -84,6 +84,7 @@ ProviderParams ReadParams() {
   if (fi_param_get_int(&g_provider, "ev_port_base", &v) == FI_SUCCESS) p.ev_port_base = v;
   if (fi_param_get_int(&g_provider, "spray_fast_retx", &v) == FI_SUCCESS) p.spray_fast_retx = v;
   if (fi_param_get_int(&g_provider, "max_cccs", &v) == FI_SUCCESS) p.max_cccs = v;
+  if (fi_param_get_int(&g_provider, "close_linger_ms", &v) == FI_SUCCESS) p.close_linger_ms = v;
   if (fi_param_get_int(&g_provider, "spray_burst", &v) == FI_SUCCESS) p.spray_burst = v;
   if (fi_param_get_int(&g_provider, "cc_base_rtt_us", &v) == FI_SUCCESS && v > 0) {
     p.cc_base_rtt_us = v;
@@ -268,8 +269,7 @@ constexpr ParamDef kParamDefs[] = {
      "or auto (uring when it opens, else mmsg)"},
     {"gso", FI_PARAM_BOOL,
      "Send runs of equal-size packets to one peer as one UDP GSO send (default 1)"},
-    {"gro", FI_PARAM_BOOL,
-     "Accept GRO-coalesced UDP receives (default 1)"},
+    {"gro", FI_PARAM_BOOL, "Accept GRO-coalesced UDP receives (default 1)"},
     {"idle_progress_ms", FI_PARAM_INT,
      "Manual progress: when the application has not driven progress for this "
      "many milliseconds (blocked elsewhere), a domain thread answers peers (ACKs, "
@@ -322,6 +322,11 @@ constexpr ParamDef kParamDefs[] = {
      "Congestion control contexts per endpoint, 1..65535 (default 1024): one per peer "
      "FEP, shared by the PDCs to it. With the table full a send to a new peer fails "
      "and a new peer's PDC is refused (NACK 0x05, no CCC available)"},
+    {"close_linger_ms", FI_PARAM_INT,
+     "fi_close of an endpoint that has just received keeps answering its peers "
+     "(ACKs to resent packets) until none arrived for this many ms, at most 4x "
+     "that, 0..10000 (default 100, the default RTO ceiling; 0: close at once). "
+     "A peer whose last ACK was lost would otherwise fail its send"},
     {"busy_poll_us", FI_PARAM_INT,
      "fi_cq_sread and fi_cntr_wait run progress without sleeping for this many "
      "microseconds before they sleep on the sockets (default 0: sleep at once)"},
@@ -336,12 +341,10 @@ constexpr ParamDef kParamDefs[] = {
      "none kept)"},
     {"impair_drop_ppm", FI_PARAM_INT,
      "Testing: drop this many sent datagrams per million (seeded, counted)"},
-    {"impair_dup_ppm", FI_PARAM_INT,
-     "Testing: send this many datagrams per million twice"},
+    {"impair_dup_ppm", FI_PARAM_INT, "Testing: send this many datagrams per million twice"},
     {"impair_reorder_ppm", FI_PARAM_INT,
      "Testing: hold back this many datagrams per million behind later ones"},
-    {"impair_seed", FI_PARAM_INT,
-     "Testing: seed of the impairment stage (default 1)"},
+    {"impair_seed", FI_PARAM_INT, "Testing: seed of the impairment stage (default 1)"},
 };
 
 }  // namespace

@@ -106,6 +106,12 @@ struct ProviderParams {
   // FI_UET_MAX_CCCS: congestion control contexts (peer FEPs) per endpoint
   // (0: the engine's default, pds::EngineConfig::kDefaultMaxCccs).
   int64_t max_cccs = 0;
+  // FI_UET_CLOSE_LINGER_MS: fi_close of an endpoint that received a packet
+  // this recently keeps answering its peers until none came for this long
+  // (at most 4x; 0: close at once). A peer whose last ACK was lost resends
+  // within its RTO (at most 100 ms by default): without an answer its send
+  // would fail (uet_ep.cc LingerBeforeClose).
+  int64_t close_linger_ms = 100;
   // FI_UET_BUSY_POLL_US: fi_cq_sread / fi_cntr_wait keep running progress
   // without sleeping for this long before they sleep in poll() (0: sleep at once).
   int busy_poll_us = 0;
