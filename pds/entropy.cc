@@ -26,6 +26,7 @@ uint16_t EntropySelector::Next() {
 }
 
 uint16_t EntropySelector::Choose() {
+  // recycled_ is empty with bursts (OnDelivered keeps none).
   while (!recycled_.empty()) {
     const uint16_t ev = recycled_.front();
     recycled_.pop_front();
@@ -55,6 +56,12 @@ void EntropySelector::OnDelivered(uint16_t ev, bool ecn_marked) {
     Penalize(ev);
     return;
   }
+  // With bursts the ACKs come faster than runs are chosen: recycled EVs
+  // would take every run, the EVs whose ACKs return first would carry
+  // everything and the others never be explored (spec-notes/pds.md
+  // "Entropy and spraying": bursts). Runs go round-robin over the EVs not
+  // set aside instead.
+  if (burst_ > 1) return;
   if (!Penalized(ev) && recycled_.size() < count_) recycled_.push_back(ev);
 }
 

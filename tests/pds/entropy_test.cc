@@ -47,6 +47,35 @@ TEST(EntropySelector, ABurstEndsWhenItsEvIsSetAside) {
   EXPECT_NE(s.Next(), first);
 }
 
+TEST(EntropySelector, WithBurstsCleanAcksDoNotCrowdOutTheOtherEvs) {
+  // An ACK after every packet, all for EV 3 (its path answers first).
+  EntropySelector s(8, /*penalty_sends=*/0, /*burst=*/4);
+  std::map<uint16_t, int> runs;
+  for (int i = 0; i < 8 * 4 * 10; ++i) {
+    const uint16_t ev = s.Next();
+    if (i % 4 == 0) ++runs[ev];
+    s.OnDelivered(3, false);
+  }
+  ASSERT_EQ(runs.size(), 8u);
+  for (const auto& [ev, n] : runs) EXPECT_EQ(n, 10) << "EV " << ev;
+  EXPECT_EQ(s.counters().recycled, 0u);
+}
+
+TEST(EntropySelector, WithBurstsASteadilyMarkedPathCarriesLittle) {
+  // EVs 0..7 on path A (clean), 8..15 on path B (every packet marked); runs
+  // of 16, feedback one packet later.
+  EntropySelector s(16, /*penalty_sends=*/0, /*burst=*/16);
+  int on_b = 0;
+  const int n = 64000;
+  for (int i = 0; i < n; ++i) {
+    const uint16_t ev = s.Next();
+    const bool b = ev >= 8;
+    on_b += b;
+    s.OnDelivered(ev, b);
+  }
+  EXPECT_LT(on_b, n / 5) << "path B's share should fall well below half";
+}
+
 TEST(EntropySelector, CleanAcksRecycleTheirEvsFirst) {
   EntropySelector s(8);
   for (int i = 0; i < 8; ++i) s.Next();
