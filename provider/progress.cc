@@ -31,6 +31,8 @@ Result<std::unique_ptr<Progress>> Progress::Create(Endpoint& ep,
   UET_ASSIGN_OR_RETURN(p->ev_sockets_,
                        EvSockets::Open(io_config, p->io_->local_addr(), c.pds.entropy_count,
                                        ev_first_port));
+  p->in_order_.assign(p->ev_sockets_.count(), false);
+  p->flush_order_.reserve(p->ev_sockets_.count());
   c.pds.sprayed_source_ports = true;
   UET_ASSIGN_OR_RETURN(p->ses_, ses::Endpoint::Create(c, p->random_, *p, *p));
   return p;
@@ -170,8 +172,34 @@ std::optional<std::span<const std::byte>> Progress::Wire(const FabricAddress& ds
   return packet;
 }
 
+void Progress::BeforeQueue(uint16_t ev) {
+  if (ev >= in_order_.size()) return;  // not an EV: EvSockets counts the error
+  const size_t queued = ev == 0 ? io_->queued() : ev_sockets_.queued(ev);
+  const size_t room = ev == 0 ? io_->batch() : EvSockets::kBatch;
+  if (queued >= room) Flush();
+  if (!in_order_[ev]) {
+    in_order_[ev] = true;
+    flush_order_.push_back(ev);
+  }
+}
+
+void Progress::Flush() {
+  for (uint16_t ev : flush_order_) {
+    if (ev == 0) {
+      io_->Flush();
+    } else {
+      ev_sockets_.Flush(ev);
+    }
+    in_order_[ev] = false;
+  }
+  flush_order_.clear();
+  // What was queued without BeforeQueue (CM datagrams).
+  io_->Flush();
+}
+
 void Progress::Send(const FabricAddress& dst, std::span<const std::byte> packet) {
   if (std::optional<std::span<const std::byte>> wire = Wire(dst, packet)) {
+    BeforeQueue(0);
     io_->Queue(dst.ip, dst.port, *wire);
   }
 }
@@ -184,6 +212,7 @@ void Progress::SendOnPath(const FabricAddress& dst, std::span<const std::byte> p
   // holds per socket (per path), which is what sprayed PDCs' loss detection
   // relies on (spec-notes/pds.md "Entropy and spraying").
   if (std::optional<std::span<const std::byte>> wire = Wire(dst, packet)) {
+    BeforeQueue(ev);
     ev_sockets_.Queue(ev, dst.ip, dst.port, *wire);
   }
 }

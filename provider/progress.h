@@ -63,11 +63,11 @@ class Progress final : public pds::PacketSink,
   bool HasDeviceWork() const { return hmem_ != nullptr && hmem_->busy(); }
   // The endpoint's device-memory staging, made on first use.
   hmem::EndpointHmem& hmem();
-  // Sends what the last operations queued, on the main socket and every EV's.
-  void Flush() {
-    io_->Flush();
-    ev_sockets_.Flush();
-  }
+  // Sends what the last operations queued, on the main socket and every EV's,
+  // socket by socket in the order their first queued packet came (a sprayed
+  // PDC's runs then leave in PSN order on one path: spec-notes/pds.md "EV
+  // send order").
+  void Flush();
   TimePoint Now() const;
 
   ses::Endpoint& ses() { return *ses_; }
@@ -127,6 +127,13 @@ class Progress final : public pds::PacketSink,
   Endpoint& ep_;
   std::unique_ptr<PacketIo> io_;
   EvSockets ev_sockets_;  // EVs 1 .. FI_UET_EV_COUNT-1 (multipath spraying)
+  // The EVs (0: the main socket) holding queued packets, in the order of
+  // their first one since the last Flush; `in_order_` marks them.
+  std::vector<uint16_t> flush_order_;
+  std::vector<bool> in_order_;
+  // Before a packet goes into EV `ev`'s batch: a full batch first flushes
+  // every socket in order (a batch sending itself would overtake the others).
+  void BeforeQueue(uint16_t ev);
   std::optional<TimePoint> last_arrival_;
   SeededRandom random_;
   std::unique_ptr<ses::Endpoint> ses_;

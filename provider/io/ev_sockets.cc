@@ -94,10 +94,18 @@ bool EvSockets::Queue(uint16_t ev, const IpAddress& ip, uint16_t port,
 
 size_t EvSockets::Flush() {
   size_t sent = 0;
-  for (Ev& e : evs_) {
-    if (e.tx->count() > 0) sent += SendQueued(e.fd, *e.tx, &e.gso, &stats_);
-  }
+  for (uint16_t ev = 1; ev < count(); ++ev) sent += Flush(ev);
   return sent;
+}
+
+size_t EvSockets::Flush(uint16_t ev) {
+  if (ev == 0 || ev > evs_.size()) return 0;
+  Ev& e = evs_[ev - 1];
+  return e.tx->count() > 0 ? SendQueued(e.fd, *e.tx, &e.gso, &stats_) : 0;
+}
+
+size_t EvSockets::queued(uint16_t ev) const {
+  return ev == 0 || ev > evs_.size() ? 0 : evs_[ev - 1].tx->count();
 }
 
 }  // namespace uet::prov

@@ -64,6 +64,10 @@ class EvSockets {
   bool Queue(uint16_t ev, const IpAddress& ip, uint16_t port, std::span<const std::byte> bytes);
   // Sends what every EV has queued; returns the datagrams the kernel took.
   size_t Flush();
+  // The same for EV `ev` alone (1 .. count-1; others: nothing).
+  size_t Flush(uint16_t ev);
+  // Datagrams waiting in EV `ev`'s batch (0 for an EV outside the pool).
+  size_t queued(uint16_t ev) const;
   // sent, send_errors, eagain, gso_sends, gso_refused over all EV sockets.
   const PacketIo::Stats& stats() const { return stats_; }
 
