@@ -489,7 +489,9 @@ class Engine {
   std::map<InitiatorKey, PdcId> initiator_by_key_;  // open initiator PDCs only
   std::map<TargetKey, PdcId> target_by_peer_;
   CccTable cccs_;
-  std::vector<FabricAddress> released_;  // CCCs whose in flight dropped (DropInFlight)
+  // CCCs to pump when the entry point ends: their in flight dropped
+  // (DropInFlight), or SES submitted from a request upcall.
+  std::vector<FabricAddress> released_;
   // validate_start_psn: Start_PSNs minted for SYNs, until a SYN numbered from
   // one opens its PDC or new_pdc_time passes (the PENDING PDCs of REF).
   struct PendingStart {
@@ -506,6 +508,9 @@ class Engine {
 
   std::vector<std::byte> tx_buffer_;
   int depth_ = 0;  // entry points on the stack: Submit flushes only at depth 0
+  // Inside SES's request upcall: Submit queues and leaves the pump to
+  // PumpReleased (the request's ACK goes first).
+  int defer_pumps_ = 0;
   // Completions to report once the state is consistent.
   struct Done {
     uint64_t token;

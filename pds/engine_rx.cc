@@ -174,6 +174,7 @@ void Engine::HandleRequest(TimePoint now, const FabricAddress& from, const RudRo
   }
 
   const Psn highest_before = rx.window.highest_received();
+  const Psn cack_before = rx.window.cack();
   RxPsn verdict = rx.window.Classify(req.psn);
   if (verdict == RxPsn::kNew && rx.reordered.contains(req.psn)) verdict = RxPsn::kDuplicate;
   AckArrival arrival;
@@ -195,7 +196,13 @@ void Engine::HandleRequest(TimePoint now, const FabricAddress& from, const RudRo
       arrival.duplicate = true;
       break;
     case RxPsn::kNew:
-      arrival.out_of_order = req.psn != highest_before + 1;
+      // A new gap (beyond the highest PSN plus one): ACK at once, the sender
+      // may have lost the PSNs between. A PSN that fills a gap below the
+      // highest is ACKed at once only when CACK then jumps over PSNs that
+      // were in (below); otherwise with the coalesced ones: spraying
+      // reorders whole runs, and an ACK per packet of a late run was the
+      // "ACK storm" (spec-notes/pds.md).
+      arrival.out_of_order = req.psn > highest_before + 1;
       break;
   }
   const std::optional<Psn> expected =
@@ -243,6 +250,8 @@ void Engine::HandleRequest(TimePoint now, const FabricAddress& from, const RudRo
       rx.window.cack() >= *pdc.close_psn) {
     EnterLinger(now, pdc);  // the gap before a CLOSE filled
   }
+  // CACK jumped over PSNs that had arrived: the hole closed, tell the sender.
+  if (verdict == RxPsn::kNew && rx.window.cack() > cack_before + 1) arrival.out_of_order = true;
   if (AckReason why = rx.ack.OnPacket(now, arrival); why != AckReason::kNone) {
     SendAck(now, pdc, req.psn, why, meta.ecn_ce);
   }
@@ -274,7 +283,13 @@ Engine::Delivered Engine::DeliverUp(TimePoint now, Pdc& pdc, Psn psn, NextHeader
   request.next_hdr = next_hdr;
   request.ecn_ce = ecn_ce;
   const PdcId local = pdc.local;
+  // What SES submits from the upcall (the responses of a read, ...) is
+  // pumped when OnPacket ends (PumpReleased), after the ACK for this
+  // request: a large read answered at once held that ACK behind its whole
+  // window (1.6 ms on loopback for 512 KiB) and the reader's RTO fired.
+  ++defer_pumps_;
   SesResponse response = delivery_.OnRequest(request, payload);
+  --defer_pumps_;
   // The upcall may have re-entered Submit; it cannot remove PDCs.
   if (FindPdcMutable(local) != &pdc) return {};
   ReceiverHalf& rx = *pdc.rx;

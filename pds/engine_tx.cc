@@ -78,7 +78,11 @@ Status Engine::SubmitToPdc(TimePoint now, Pdc& pdc, const SubmitRequest& request
   }
   tx.queue.push_back(QueuedPacket{request.token, request.next_hdr, request.ack_request,
                                   std::vector<std::byte>(bytes.begin(), bytes.end())});
-  Pump(now, pdc);
+  if (defer_pumps_ > 0) {
+    released_.push_back(pdc.ccc->peer);  // pumped when the entry point ends
+  } else {
+    Pump(now, pdc);
+  }
   return OkStatus();
 }
 

@@ -302,7 +302,7 @@ constexpr ParamDef kParamDefs[] = {
      "spec-notes/cc.md says what each means); applied after FI_UET_CC_LINK_MBPS and "
      "FI_UET_CC_BASE_RTT_US; an unknown key or bad value fails fi_enable"},
     {"ev_count", FI_PARAM_INT,
-     "Multipath spraying: entropy values per endpoint, 1..256 (default 1: single "
+     "Multipath spraying: entropy values per endpoint, 1..256 (default 16; 1: single "
      "path). Each EV beyond the first is one more UDP send socket (its source port "
      "is the EV), so ECMP routers spread an established PDC's packets over paths; "
      "ECN-marked or lost EVs are set aside (spec-notes/pds.md \"Entropy\")"},
@@ -316,8 +316,8 @@ constexpr ParamDef kParamDefs[] = {
      "path, in order) are acknowledged, 0..128 (default 3; 0: the RTO alone)"},
     {"spray_burst", FI_PARAM_INT,
      "Multipath spraying: consecutive packets a PDC sends on one EV before it picks the "
-     "next, 1..64 (default 1: every packet on its own choice). A run on one socket "
-     "leaves as one GSO send; experimental: runs unbalance the paths (fi_uet(7))"},
+     "next, 1..64 (default 16; 1: every packet on its own choice). A run on one socket "
+     "leaves as one GSO send and arrives in order; runs take the EVs round-robin"},
     {"max_cccs", FI_PARAM_INT,
      "Congestion control contexts per endpoint, 1..65535 (default 1024): one per peer "
      "FEP, shared by the PDCs to it. With the table full a send to a new peer fails "

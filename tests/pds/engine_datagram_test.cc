@@ -288,5 +288,31 @@ TEST_F(EngineTest, OnRequestMaySubmitAReverseRequestAndAUud) {
   EXPECT_TRUE(del_b_.failed.empty());
 }
 
+TEST_F(EngineTest, TheRequestsAckLeavesBeforeWhatItsUpcallSubmits) {
+  // Given a target whose upcall answers a request with 20 reverse requests
+  // (a read's responses).
+  Build();
+  const Established e = Establish();
+  del_b_.respond = [&](const RxRequest& r, std::span<const std::byte> bytes) {
+    for (uint64_t i = 1; i <= 20; ++i) {
+      SubmitRequest back = Req(TokenOf(bytes) * 100 + i, r.src);
+      back.reverse_of = r.pdc;
+      EXPECT_TRUE(Submit(B(), back).ok());
+    }
+    return SesResponse{};
+  };
+  SubmitRequest r = Req(2);
+  r.ack_request = true;
+  SubmitOk(A(), r);
+  Deliver(TakeOneA());
+  // Expect the ACK of request 2 first, then the 20 (a reader waits for that
+  // ACK; behind a window of responses its RTO fired).
+  const std::vector<Sent> b = TakeB();
+  ASSERT_EQ(b.size(), 21u);
+  ASSERT_NE(b.front().ack(), nullptr);
+  EXPECT_EQ(b.front().ack()->cack_psn, e.next);
+  for (size_t i = 1; i < b.size(); ++i) EXPECT_NE(b[i].request(), nullptr) << i;
+}
+
 }  // namespace
 }  // namespace uet::pds::engine_test
