@@ -288,6 +288,29 @@ TEST_F(EngineTest, OnRequestMaySubmitAReverseRequestAndAUud) {
   EXPECT_TRUE(del_b_.failed.empty());
 }
 
+TEST_F(EngineTest, AGapIsAckedAtOnceAFillOnlyWhenCackJumps) {
+  // Given an established PDC (next PSN n), and requests without AR.
+  Build();
+  const Established e = Establish();
+  const Psn n = e.next;
+  // A new gap (n+2 before n, n+1): ACKed at once.
+  Inject(B(), kA, DataReq(e, n + 2), Payload(12));
+  std::vector<Sent> b = TakeB();
+  ASSERT_EQ(b.size(), 1u);
+  ASSERT_NE(b[0].ack(), nullptr);
+  // n fills part of it; CACK moves by one: nothing at once (spraying
+  // reorders whole runs: each late packet would draw an ACK).
+  Inject(B(), kA, DataReq(e, n), Payload(10));
+  EXPECT_TRUE(TakeB().empty());
+  // n+1 closes it and CACK jumps over n+2: ACKed at once.
+  Inject(B(), kA, DataReq(e, n + 1), Payload(11));
+  b = TakeB();
+  ASSERT_EQ(b.size(), 1u);
+  ASSERT_NE(b[0].ack(), nullptr);
+  EXPECT_EQ(b[0].ack()->cack_psn, n + 2);
+  EXPECT_EQ(B().TotalPdcCounters().acks_sent[AckReason::kOutOfOrder], 2u);
+}
+
 TEST_F(EngineTest, TheRequestsAckLeavesBeforeWhatItsUpcallSubmits) {
   // Given a target whose upcall answers a request with 20 reverse requests
   // (a read's responses).
