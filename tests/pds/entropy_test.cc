@@ -61,19 +61,24 @@ TEST(EntropySelector, WithBurstsCleanAcksDoNotCrowdOutTheOtherEvs) {
   EXPECT_EQ(s.counters().recycled, 0u);
 }
 
-TEST(EntropySelector, WithBurstsASteadilyMarkedPathCarriesLittle) {
-  // EVs 0..7 on path A (clean), 8..15 on path B (every packet marked); runs
-  // of 16, feedback one packet later.
-  EntropySelector s(16, /*penalty_sends=*/0, /*burst=*/16);
+// Two paths: EVs 0..7 on path A (clean), 8..15 on path B (every packet
+// marked), feedback one packet later. Returns how many of `n` packets went
+// on path B.
+int SentOnAMarkedPath(EntropySelector& s, int n) {
   int on_b = 0;
-  const int n = 64000;
   for (int i = 0; i < n; ++i) {
     const uint16_t ev = s.Next();
     const bool b = ev >= 8;
     on_b += b;
     s.OnDelivered(ev, b);
   }
-  EXPECT_LT(on_b, n / 5) << "path B's share should fall well below half";
+  return on_b;
+}
+
+TEST(EntropySelector, WithBurstsASteadilyMarkedPathCarriesLittle) {
+  EntropySelector s(16, /*penalty_sends=*/0, /*burst=*/16);  // runs of 16
+  const int n = 64000;
+  EXPECT_LT(SentOnAMarkedPath(s, n), n / 5) << "path B's share should fall well below half";
 }
 
 TEST(EntropySelector, CleanAcksRecycleTheirEvsFirst) {
@@ -121,18 +126,9 @@ TEST(EntropySelector, WithEveryEvPenalizedItStillSpreads) {
 }
 
 TEST(EntropySelector, ASteadilyMarkedPathCarriesLittle) {
-  // Two paths: EVs 0..7 on path A (clean), 8..15 on path B (every packet
-  // marked). Feedback arrives one packet later.
   EntropySelector s(16);
-  int on_b = 0;
   const int n = 4000;
-  for (int i = 0; i < n; ++i) {
-    const uint16_t ev = s.Next();
-    const bool b = ev >= 8;
-    on_b += b;
-    s.OnDelivered(ev, b);
-  }
-  EXPECT_LT(on_b, n / 10) << "path B's share should fall well below half";
+  EXPECT_LT(SentOnAMarkedPath(s, n), n / 10) << "path B's share should fall well below half";
 }
 
 }  // namespace

@@ -26,17 +26,6 @@ void SetProviderEnv(const char* linger_ms) {
   setenv("FI_UET_CLOSE_LINGER_MS", linger_ms, 1);
 }
 
-bool ReadAll(int fd, void* p, size_t n) {
-  auto* b = static_cast<uint8_t*>(p);
-  while (n > 0) {
-    const ssize_t r = read(fd, b, n);
-    if (r <= 0) return false;
-    b += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
-}
-
 // The child: an RDM endpoint that writes its name to `name_fd`, waits for a
 // byte on `go_fd`, then closes everything without ever reading a CQ. Exit
 // status 0 when every close returned 0.

@@ -8,6 +8,7 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -103,6 +104,19 @@ void StoreRawEnum(E& field, int value) {
 }
 
 inline int Memcmp(const void* a, const void* b, size_t n) { return n == 0 ? 0 : std::memcmp(a, b, n); }
+
+// Reads exactly n bytes from a pipe (a forked peer's reports); false at EOF
+// or on an error.
+inline bool ReadAll(int fd, void* p, size_t n) {
+  auto* b = static_cast<uint8_t*>(p);
+  while (n > 0) {
+    const ssize_t r = read(fd, b, n);
+    if (r <= 0) return false;
+    b += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
 
 inline std::vector<uint8_t> Pattern(size_t n, unsigned seed) {
   std::vector<uint8_t> v(n);

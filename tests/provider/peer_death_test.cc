@@ -53,17 +53,6 @@ void SetProviderEnv() {
   }
 }
 
-bool ReadAll(int fd, void* p, size_t n) {
-  auto* b = static_cast<uint8_t*>(p);
-  while (n > 0) {
-    const ssize_t r = read(fd, b, n);
-    if (r <= 0) return false;
-    b += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
-}
-
 TEST(PeerDeath, KilledPeerYieldsCqErrorsNotAHang) {
   int pipe_fds[2];
   ASSERT_EQ(pipe(pipe_fds), 0);
