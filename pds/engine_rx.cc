@@ -4,6 +4,7 @@
 // (spec-notes/pds.md "Engine: receiver").
 #include <algorithm>
 
+#include "pds/cc/rccc.h"
 #include "pds/engine.h"
 #include "pds/pdc.h"
 
@@ -166,7 +167,7 @@ void Engine::HandleRequest(TimePoint now, const FabricAddress& from, const RudRo
   bool credit_due = false;
   if (rx_cc_) {
     std::optional<uint64_t> demand;
-    if (req.cc) demand = uint64_t{req.cc->credit_target} * config_.cc.rccc.quantum_bytes;
+    if (req.cc) demand = cc::CreditTargetBytes(req.cc->credit_target, config_.cc.rccc.quantum_bytes);
     credit_due = rx_cc_->OnData(now, pdc.ccc->id,
                                 static_cast<uint32_t>(RudRodRequest::kSize + payload.size()),
                                 meta.ecn_ce, demand);

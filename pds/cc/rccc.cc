@@ -8,7 +8,6 @@ namespace uet::pds::cc {
 namespace {
 
 constexpr const char* kContext = "pds.cc.rccc";
-constexpr uint32_t kCreditMask = kCreditFieldMask;
 
 uint64_t Milli(double v) { return v > 0 ? static_cast<uint64_t>(std::llround(v * 1000)) : 0; }
 
@@ -34,7 +33,7 @@ Status RcccConfig::Validate() const {
     return Error::Invalid(kContext, "quantum_bytes", quantum_bytes);
   }
   // A grant of 2^23 quanta or more between two ACKs would read as stale.
-  if (TargetBytes() / quantum_bytes >= (kCreditMask >> 1)) {
+  if (TargetBytes() / quantum_bytes >= (kCreditFieldMask >> 1)) {
     return Error::Invalid(kContext, "target_quanta", TargetBytes() / quantum_bytes);
   }
   if (TargetBytes() < quantum_bytes) return Error::Invalid(kContext, "target_bytes", TargetBytes());
@@ -64,13 +63,17 @@ uint64_t RcccConfig::TargetBytes() const {
 }
 
 uint32_t CreditDelta(uint32_t before, uint32_t now) {
-  const uint32_t d = (now - before) & kCreditMask;
-  return d < (kCreditMask >> 1) ? d : 0;  // "behind": a reordered ACK
+  const uint32_t d = (now - before) & kCreditFieldMask;
+  return d < (kCreditFieldMask >> 1) ? d : 0;  // "behind": a reordered ACK
 }
 
 uint32_t CreditTargetField(uint64_t bytes, uint32_t quantum_bytes) {
   const uint64_t quanta = bytes / quantum_bytes + (bytes % quantum_bytes != 0 ? 1 : 0);
-  return static_cast<uint32_t>(std::min<uint64_t>(quanta, kCreditMask));
+  return static_cast<uint32_t>(std::min<uint64_t>(quanta, kCreditFieldMask));
+}
+
+uint64_t CreditTargetBytes(uint32_t field, uint32_t quantum_bytes) {
+  return uint64_t{field & kCreditFieldMask} * quantum_bytes;
 }
 
 // ---- sender ----
@@ -128,7 +131,7 @@ void RcccSender::OnCredit(TimePoint, uint32_t credit) {
 }
 
 void RcccSender::TakeCredit(uint32_t credit) {
-  const uint32_t wire = credit & kCreditMask;
+  const uint32_t wire = credit & kCreditFieldMask;
   // A receiver account moves by about speculative + target bytes at most
   // between two ACKs we see (it grants only against arrivals, up to the
   // target); four times that leaves room for a run of lost ACKs
@@ -246,7 +249,7 @@ uint64_t RcccReceiver::Grantable(const Peer& p) const {
   const uint64_t room_mine = share > mine ? share - mine : 0;
   uint64_t room = std::min(room_total, room_mine) / q * q;
   // No more than it asked for, in whole quanta rounded up.
-  if (p.demand) room = std::min(room, (*p.demand + q - 1) / q * q);
+  if (p.demand) room = std::min(room, CreditTargetBytes(CreditTargetField(*p.demand, q), q));
   return room;
 }
 
@@ -299,7 +302,7 @@ std::optional<AckCcState> RcccReceiver::AckState(TimePoint now, uint64_t peer) {
   if (const uint64_t bytes = Grantable(p); bytes > 0) {
     const uint64_t quanta = bytes / config_.quantum_bytes;
     p.granted += bytes;
-    p.credit = static_cast<uint32_t>((p.credit + quanta) & kCreditMask);
+    p.credit = static_cast<uint32_t>((p.credit + quanta) & kCreditFieldMask);
     outstanding_ += bytes;
     ++stats_.grants;
     stats_.granted_bytes += bytes;

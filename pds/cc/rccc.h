@@ -89,6 +89,8 @@ uint32_t CreditDelta(uint32_t before, uint32_t now);
 // `bytes` as a 24-bit `credit_target` / CREDIT_REQ payload: whole quanta,
 // rounded up, saturating at 2^24 - 1.
 uint32_t CreditTargetField(uint64_t bytes, uint32_t quantum_bytes);
+// And back: a 24-bit field (the bits above are ignored) in bytes.
+uint64_t CreditTargetBytes(uint32_t field, uint32_t quantum_bytes);
 
 struct RcccSenderStats {
   uint64_t credit_acks = 0;    // ACKs with a credit ack_cc_state
