@@ -1,14 +1,16 @@
 // ROD over 16 EVs on loopback (issue 18): ordered PDCs are not sprayed
 // (spec-notes/pds.md "Entropy and spraying": ordered PDCs), so a loss-free
 // loopback costs no spurious retransmissions. Before, each EV's send batch
-// went out on its own socket, the ROD target took the reordering for loss and
-// 13-20 % of the packets were resent (~170 resends per MiB).
+// left on its own socket, batches overtook one another, and the ROD target
+// took the reordering for loss: here ~25 resends per MiB (fi_pingpong and
+// Open MPI: 10-20 % of the packets).
 //
-// Bound, stated in spec-notes/pds.md too: over 16 MiB of 64 KiB sends each way
-// at once (8 in flight each), the loss-inferred resends (NACK-driven and fast retransmissions,
-// both endpoints together) stay below 1 per MiB sent. Resends after a timeout
-// are counted apart, with a loose bound of 16 per MiB: on a loaded host an RTO
-// can fire spuriously, which is not what this bound is about.
+// Bound, stated in spec-notes/pds.md too: over 16 MiB of 64 KiB sends each
+// way at once (8 in flight each), the loss-inferred resends (NACK-driven and
+// fast retransmissions, both endpoints together) stay below 1 per MiB sent.
+// Resends after a timeout are reported, not bounded: on a loaded host an RTO
+// can fire spuriously (the liveness work's subject), and spraying never
+// caused them here (2-3 per run before and after).
 //
 // The counters come from the endpoints' close log (FI_LOG_LEVEL=info,
 // provider/progress.cc). One process per case (params_harness.h).
@@ -29,7 +31,6 @@ constexpr size_t kMessages = 256;  // 16 MiB each way
 constexpr size_t kInFlight = 8;
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kMaxInferredResendsPerMiB = 1.0;
-constexpr double kMaxTimeoutResendsPerMiB = 16.0;
 
 // The sum of counter `name` over every "PDS:" close line of `log`.
 uint64_t SumCounter(const std::string& log, const std::string& name) {
@@ -124,8 +125,6 @@ TEST_F(RodSpray, SixteenEvsOnLoopbackResendBelowOnePerMiB) {
       << inferred << " loss-inferred resends over " << mib << " MiB (timeouts " << timeouts
       << ", UET_RCVR_INFER_LOSS NACKs " << SumCounter(log, "nacks_sent.UET_RCVR_INFER_LOSS")
       << ")";
-  EXPECT_LT(static_cast<double>(timeouts) / mib, kMaxTimeoutResendsPerMiB)
-      << timeouts << " resends after a timeout over " << mib << " MiB";
 }
 
 }  // namespace
