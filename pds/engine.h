@@ -59,6 +59,10 @@ enum class PdsMode : uint8_t {
   kUud,   // unreliable datagram: one packet, no state, no ACK
 };
 const char* PdsModeName(PdsMode m);
+// The entropy values a PDC of `mode` sprays over when `configured` are set
+// (EngineConfig::entropy_count): all for RUD, one (EV 0) for ROD, whose
+// target would take the reordering of several paths for loss (engine.cc).
+uint16_t EvCountFor(PdsMode mode, uint16_t configured);
 
 struct EngineConfig {
   // Largest PDS header (16 B) + SES header + payload: 4 KiB payload + the 44 B
@@ -131,8 +135,9 @@ struct EngineConfig {
   // follow a 0x17 NACK, whatever this says.
   bool validate_start_psn = false;
   // Multipath spraying (pds/entropy.h): the number of entropy values (paths)
-  // an initiator spreads the request packets of an established PDC over; 1 =
-  // single path (every packet on EV 0).
+  // an initiator spreads the request packets of an established RUD PDC over;
+  // 1 = single path (every packet on EV 0). ROD PDCs use EV 0 alone whatever
+  // this says (EvCountFor).
   uint16_t entropy_count = 1;
   // Consecutive packets of a PDC on one chosen EV, 1..EntropySelector::kMaxBurst
   // (pds/entropy.h "Bursts"): a host sends each run as one GSO send.
@@ -328,7 +333,8 @@ class Engine {
   // ---- PDC table (engine.cc) ----
   std::optional<PdcId> AllocatePdcId();
   Result<Pdc*> GetOrCreateInitiator(const SubmitRequest& request);
-  Result<std::unique_ptr<SenderHalf>> MakeSender(Psn start_psn) const;
+  // `mode`: the PDC's; ROD senders get one EV (EvCountFor).
+  Result<std::unique_ptr<SenderHalf>> MakeSender(PdsMode mode, Psn start_psn) const;
   Result<std::unique_ptr<ReceiverHalf>> MakeReceiver(Psn start_psn) const;
   static InitiatorKey MakeKey(PdsMode mode, JobId job, const FabricAddress& dst, uint8_t tc) {
     return {static_cast<uint8_t>(mode), job.value(), dst, tc};

@@ -56,7 +56,7 @@ Status Engine::Submit(TimePoint now, const SubmitRequest& request,
                                   request.reverse_of.value());
           }
           if (!pdc->tx) {
-            UET_ASSIGN_OR_RETURN(pdc->tx, MakeSender(pdc->start_psn));
+            UET_ASSIGN_OR_RETURN(pdc->tx, MakeSender(pdc->mode, pdc->start_psn));
           }
         } else {
           UET_ASSIGN_OR_RETURN(pdc, GetOrCreateInitiator(request));
@@ -643,7 +643,7 @@ void Engine::RestartAt(TimePoint now, Pdc& pdc, Psn start) {
     Drop(DropReason::kNackUnknownPsn);
     return;
   }
-  Result<std::unique_ptr<SenderHalf>> fresh = MakeSender(start);
+  Result<std::unique_ptr<SenderHalf>> fresh = MakeSender(pdc.mode, start);
   if (!fresh.ok()) return;  // unreachable: config validated
   (*fresh)->queue = TakeUnsent(*pdc.tx);
   DropInFlight(pdc);

@@ -1,6 +1,8 @@
 // The entropy value (EV) of each request packet of one PDC direction:
 // multipath spraying (protocol-facts §1.1 "Entropy value", §4; spec-notes/pds.md
-// "Entropy and spraying").
+// "Entropy and spraying"). Only RUD PDCs spray: a ROD PDC's selector has one
+// EV, EV 0, for the PDC's life (EvCountFor in engine.h), since paths reorder
+// and a ROD target takes a gap for a loss.
 //
 // In UDP mode the EV is the UDP source port: the provider owns one send socket
 // per EV, and ECMP hashing in the network spreads the EVs over the paths. EV 0

@@ -2,6 +2,8 @@
 // CQs, AVs, endpoints and memory registrations. fi_query_atomic is in
 // uet_ep_atomic.cc.
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,6 +75,32 @@ void ProgressThread(Domain* d, int standby_ms) {
       (void)!read(d->wake_fd, &n, sizeof n);
     }
   }
+}
+
+// Starts the domain's progress thread with every asynchronous signal blocked
+// (the mask is inherited from the creating thread, so none can arrive before
+// the thread could block it) and named "uet-progress" (top -H, gdb, tests).
+// Process-directed signals (SIGTERM from a job scheduler or `timeout`, SIGINT,
+// SIGHUP, SIGCHLD, ...) then go to the application's threads only, as the
+// application expects of a library: a handler that calls exit() ran in this
+// thread and in the main thread at once when libinfinipath (loaded by
+// libfabric's psm provider) installed one, and exit() deadlocked. The
+// synchronous signals (a fault in this thread's own code) stay unblocked;
+// abort() unblocks SIGABRT itself.
+std::thread StartProgressThread(Domain* d, int standby_ms) {
+  sigset_t async_signals, old;
+  sigfillset(&async_signals);
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS}) {
+    sigdelset(&async_signals, sig);
+  }
+  pthread_sigmask(SIG_BLOCK, &async_signals, &old);
+  struct Restore {
+    const sigset_t& mask;
+    ~Restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+  } restore{old};
+  std::thread t(ProgressThread, d, standby_ms);  // may throw: the mask is restored
+  pthread_setname_np(t.native_handle(), "uet-progress");
+  return t;
 }
 
 }  // namespace
@@ -185,7 +213,7 @@ int DomainOpen(struct fid_fabric* fabric, struct fi_info* info, struct fid_domai
     }
     try {
       d->app_progress_ns.store(MonotonicNs());
-      d->auto_progress = std::thread(ProgressThread, d, standby_ms);
+      d->auto_progress = StartProgressThread(d, standby_ms);
     } catch (...) {
       close(d->wake_fd);
       fi_freeinfo(d->info);

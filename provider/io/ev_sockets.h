@@ -13,7 +13,8 @@
 // its socket with sendmmsg, consecutive datagrams to one peer grouped by GSO
 // when the main config asks for it. One socket keeps its datagrams in order;
 // across EVs there is no order (they take different paths anyway), which is
-// why sprayed PDCs detect loss per EV (pds/engine_tx.cc).
+// why sprayed PDCs detect loss per EV (pds/engine_tx.cc) and why ROD PDCs
+// never leave EV 0 (pds/entropy.h).
 //
 // Error policy: Queue refuses an EV outside the pool, a datagram over
 // max_datagram, an unreachable family, or a ring still full after a flush:

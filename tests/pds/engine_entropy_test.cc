@@ -237,5 +237,48 @@ TEST_F(EntropyTest, ALossOnOnePathIsResentOnceLaterPacketsOnThatPathAreAcked) {
   EXPECT_EQ(del_b_.RequestTokens().size(), 61u);
 }
 
+// Ordered PDCs are not sprayed (spec-notes/pds.md "Entropy and spraying":
+// ordered PDCs): a ROD PDC's requests, SYN or not, and those its target sends
+// back on it (reverse_of) all leave on EV 0, with 16 EVs configured and runs
+// of 16; a RUD PDC to the same peer beside it still sprays.
+TEST_F(EntropyTest, RodPdcKeepsEvZeroBothWaysWhileRudBesideItSprays) {
+  EngineConfig c = Spraying();
+  c.entropy_count = 16;
+  c.spray_burst = 4;
+  Build(c, c);
+  SubmitRequest rod = Req(1, kB, PdsMode::kRod);
+  const Established e = Establish(1, &rod);
+  SubmitOk(A(), Req(1001, kB, PdsMode::kRud));  // a RUD PDC, established too
+  Exchange();
+  std::set<uint16_t> rod_evs, back_evs, rud_evs;
+  for (uint64_t t = 2; t <= 65; ++t) {
+    SubmitOk(A(), Req(t, kB, PdsMode::kRod));
+    SubmitOk(A(), Req(1000 + t, kB, PdsMode::kRud));
+    SubmitRequest back = Req(2000 + t, kA, PdsMode::kRod);
+    back.reverse_of = e.tb;
+    SubmitOk(B(), back);
+  }
+  for (int round = 0; round < 200; ++round) {
+    std::vector<Sent> a = TakeA();
+    std::vector<Sent> b = TakeB();
+    if (a.empty() && b.empty()) break;
+    for (const Sent& s : a) {
+      if (s.request() == nullptr) continue;
+      (s.request()->mode == DeliveryMode::kRod ? rod_evs : rud_evs).insert(s.ev);
+    }
+    for (const Sent& s : b) {
+      if (s.request() != nullptr) back_evs.insert(s.ev);
+    }
+    DeliverAll(a);
+    DeliverAll(b);
+  }
+  EXPECT_EQ(rod_evs, std::set<uint16_t>{0});
+  EXPECT_EQ(back_evs, std::set<uint16_t>{0});
+  EXPECT_GT(rud_evs.size(), 4u) << "RUD still sprays";
+  EXPECT_EQ(del_b_.RequestTokens().size(), 2u + 64u + 64u);
+  EXPECT_EQ(del_a_.RequestTokens().size(), 64u);
+  EXPECT_EQ(A().TotalPdcCounters().retransmissions_fast, 0u);
+}
+
 }  // namespace
 }  // namespace uet::pds::engine_test
