@@ -73,6 +73,13 @@ Progress::~Progress() {
   ses_->pds().counters().ForEach(add);
   ses_->pds().TotalPdcCounters().ForEach(add);
   UET_LOG_INFO(FI_LOG_EP_DATA, "uet: endpoint port %u PDS:%s\n", io_->local_port(), pds.c_str());
+  // What SES refused (a JobID of another job, unusable headers, ...).
+  const ses::SesCounters& sc = ses_->counters();
+  UET_LOG_INFO(FI_LOG_EP_DATA,
+               "uet: endpoint port %u SES: requests_refused=%llu requests_bad_job=%llu "
+               "malformed_requests=%llu datagrams_dropped=%llu\n",
+               io_->local_port(), ULL(sc.requests_refused), ULL(sc.requests_bad_job),
+               ULL(sc.malformed_requests), ULL(sc.datagrams_dropped));
   if (security_) {
     UET_LOG_INFO(FI_LOG_EP_DATA, "uet: endpoint port %u TSS SDI %u:%s\n", io_->local_port(),
                  security_->sdi(), security_->CountersText().c_str());

@@ -67,7 +67,9 @@ struct EndpointConfig {
   PidOnFep pid_on_fep;
   ResourceIndex resource_index;
   uint32_t initiator_id = 0;
-  // JobIDs requests may carry (empty: any). The initiator's JobID is `job`.
+  // JobIDs requests may carry (empty: `job` alone); a request of any other
+  // JobID is refused with RC_BAD_JOB_ID and counted (requests_bad_job). The
+  // initiator's JobID is `job`.
   std::vector<JobId> jobs;
   JobId job;
   bool relative_addressing = true;  // REL bit on requests we send
@@ -212,6 +214,9 @@ struct SesCounters {
   uint64_t read_data_packets_sent = 0;
   uint64_t messages_received = 0;   // messages placed completely (sends, writes with CQ data)
   uint64_t requests_refused = 0;    // answered with a return code other than RC_OK
+  // Requests (and datagrams) of a JobID this endpoint is not bound to:
+  // refused with RC_BAD_JOB_ID (datagrams dropped), nothing touched.
+  uint64_t requests_bad_job = 0;
   uint64_t unexpected_stored = 0;   // messages that waited for a receive
   uint64_t unexpected_refused = 0;  // packets refused with NACK UET_NO_SES_MSG_AVAIL
   uint64_t early_packets = 0;       // packets staged before their message's first packet

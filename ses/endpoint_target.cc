@@ -42,12 +42,19 @@ pds::SesResponse Endpoint::Refuse(const RequestView* v, ReturnCode rc) {
 }
 
 ReturnCode Endpoint::CheckAddressing(const RequestView& v) const {
-  // Relative addressing: the JobID scopes the PIDonFEP, so it must be one of
-  // ours. Absolute: the JobID only authorizes per buffer (MemoryTable::Check).
-  if (v.common.flags.relative_addressing && !config_.jobs.empty() &&
-      std::find(config_.jobs.begin(), config_.jobs.end(), v.common.job_id) == config_.jobs.end()) {
-    return ReturnCode::kBadJobId;
-  }
+  // An endpoint is bound to its jobs (`jobs`, or `job` alone when that list
+  // is empty), with TSS or without: a request of another job touches nothing
+  // and is answered RC_BAD_JOB_ID (spec-notes/ses.md "JobID"). Whatever the
+  // REL bit says: with relative addressing the JobID scopes the PIDonFEP,
+  // with absolute addressing it authorizes per buffer, and every buffer of
+  // this endpoint (receives, regions) belongs to its jobs. Regions bound to
+  // one of them are checked again per buffer (MemoryTable::Check).
+  const bool ours =
+      config_.jobs.empty()
+          ? v.common.job_id == config_.job
+          : std::find(config_.jobs.begin(), config_.jobs.end(), v.common.job_id) !=
+                config_.jobs.end();
+  if (!ours) return ReturnCode::kBadJobId;
   if (v.common.pid_on_fep != config_.pid_on_fep) return ReturnCode::kBadPid;
   if (v.common.resource_index != config_.resource_index) return ReturnCode::kBadIndex;
   if (v.common.ri_generation != 0) return ReturnCode::kBadGeneration;
@@ -67,6 +74,7 @@ pds::SesResponse Endpoint::HandleRequest(const pds::RxRequest& rx,
   }
   const RequestView& v = *parsed;
   const ReturnCode rc = CheckAddressing(v);
+  if (rc == ReturnCode::kBadJobId) ++counters_.requests_bad_job;
   if (rc != ReturnCode::kOk) return datagram ? DropDatagram() : Refuse(&v, rc);
   if (datagram) return HandleDatagram(rx, v);
   switch (v.opcode()) {
