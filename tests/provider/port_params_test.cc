@@ -254,5 +254,75 @@ TEST(PortParams, TwoPassiveEndpointsWithoutFiUetPortBothListen) {
   EXPECT_EQ(fi_close(&fabric->fid), 0);
 }
 
+// A MSG client given only a node targets 4793: with FI_UET_PORT unset the
+// host's first passive endpoint took it, and the client's CONNREQ reaches it.
+TEST(PortParams, MsgClientGivenOnlyANodeReachesTheFirstListener) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  unsetenv("FI_UET_PORT");
+  setenv("FI_UET_ADDR", "127.0.0.1", 1);
+  UseProviderUnderTest();
+  if (!PortFree("127.0.0.1", kWellKnownPort)) {
+    GTEST_SKIP() << "another process holds UDP 127.0.0.1:4793: a client named by node "
+                    "alone reaches the host's first listener, and that is not ours";
+  }
+  InfoPtr info = InfoWithoutService(FI_EP_MSG);
+  ASSERT_NE(info, nullptr);
+  fid_fabric* fabric = nullptr;
+  ASSERT_EQ(fi_fabric(info->fabric_attr, &fabric, nullptr), 0);
+  fi_eq_attr eq_attr{};
+  eq_attr.wait_obj = FI_WAIT_UNSPEC;
+  fid_eq* server_eq = nullptr;
+  fid_eq* client_eq = nullptr;
+  ASSERT_EQ(fi_eq_open(fabric, &eq_attr, &server_eq, nullptr), 0);
+  ASSERT_EQ(fi_eq_open(fabric, &eq_attr, &client_eq, nullptr), 0);
+  fid_pep* pep = nullptr;
+  ASSERT_EQ(fi_passive_ep(fabric, info.get(), &pep, nullptr), 0);
+  ASSERT_EQ(fi_pep_bind(pep, &server_eq->fid, 0), 0);
+  ASSERT_EQ(fi_listen(pep), 0);
+
+  // The client: node only, no service.
+  InfoPtr hints(fi_allocinfo());
+  hints->caps = FI_MSG;
+  hints->ep_attr->type = FI_EP_MSG;
+  hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+  hints->fabric_attr->prov_name = strdup("uet");
+  fi_info* raw = nullptr;
+  ASSERT_EQ(fi_getinfo(kVersion, "127.0.0.1", nullptr, 0, hints.get(), &raw), 0);
+  InfoPtr client_info(raw);
+  fid_domain* domain = nullptr;
+  ASSERT_EQ(fi_domain(fabric, client_info.get(), &domain, nullptr), 0);
+  fi_cq_attr cq_attr{};
+  cq_attr.format = FI_CQ_FORMAT_TAGGED;
+  fid_cq* cq = nullptr;
+  ASSERT_EQ(fi_cq_open(domain, &cq_attr, &cq, nullptr), 0);
+  fid_ep* ep = nullptr;
+  ASSERT_EQ(fi_endpoint(domain, client_info.get(), &ep, nullptr), 0);
+  ASSERT_EQ(fi_ep_bind(ep, &client_eq->fid, 0), 0);
+  ASSERT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+  ASSERT_EQ(fi_enable(ep), 0);
+  ASSERT_EQ(fi_connect(ep, client_info->dest_addr, nullptr, 0), 0);
+
+  uint32_t event = 0;
+  fi_eq_cm_entry entry{};
+  ssize_t n = -FI_EAGAIN;
+  const auto start = std::chrono::steady_clock::now();
+  while (n == -FI_EAGAIN && std::chrono::steady_clock::now() - start < kTimeout) {
+    fi_eq_read(client_eq, &event, &entry, sizeof entry, FI_PEEK);  // drives the client
+    n = fi_eq_read(server_eq, &event, &entry, sizeof entry, 0);
+  }
+  ASSERT_EQ(n, static_cast<ssize_t>(sizeof entry)) << "no connection request reached the listener";
+  EXPECT_EQ(event, FI_CONNREQ);
+  EXPECT_EQ(fi_reject(pep, entry.info->handle, nullptr, 0), 0);
+  fi_freeinfo(entry.info);
+
+  EXPECT_EQ(fi_close(&ep->fid), 0);
+  EXPECT_EQ(fi_close(&cq->fid), 0);
+  EXPECT_EQ(fi_close(&domain->fid), 0);
+  EXPECT_EQ(fi_close(&pep->fid), 0);
+  EXPECT_EQ(fi_close(&client_eq->fid), 0);
+  EXPECT_EQ(fi_close(&server_eq->fid), 0);
+  EXPECT_EQ(fi_close(&fabric->fid), 0);
+}
+
 }  // namespace
 }  // namespace uet::fitest
