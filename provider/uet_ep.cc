@@ -21,6 +21,7 @@
 #include "provider/packet_security.h"
 #include "provider/progress.h"
 #include "provider/uet_auth_key.h"
+#include "provider/uet_port.h"
 #include "provider/uet_prov.h"
 
 namespace uet::prov {
@@ -287,7 +288,14 @@ int EnableEndpoint(Endpoint& ep) {
     return FiErrorOfSecurity(security.status());
   }
   // The initiator ID is the UDP port: unique among the endpoints of a host.
-  Result<std::unique_ptr<Progress>> p = Progress::Create(ep, config, *io, static_cast<uint16_t>(ev_base));
+  // The port: provider/uet_port.h (4793 when free, unless pinned).
+  Result<std::unique_ptr<Progress>> p = BindWithPlan(
+      "fi_enable", ep.local.fabric_address, PlanBind(ep.local.udp_port, ep.type != FI_EP_MSG),
+      [&](uint16_t port) {
+        io->port = port;
+        return Progress::Create(ep, config, *io, static_cast<uint16_t>(ev_base));
+      },
+      [](const std::unique_ptr<Progress>& created) { return created->port(); });
   if (!p.ok()) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: endpoint on %s UDP port %u: %s\n",
                  ep.local.fabric_address.ToString().c_str(), ep.local.udp_port,
@@ -598,7 +606,7 @@ int EndpointOpen(struct fid_domain* domain, struct fi_info* info, struct fid_ep*
     e->local = *a;
   } else {
     e->local.fabric_address = *IpAddress::Parse("127.0.0.1");
-    e->local.udp_port = static_cast<uint16_t>(Params().port);
+    e->local.udp_port = DefaultLocalPort();
   }
   e->type = type;
   if (type == FI_EP_MSG) {

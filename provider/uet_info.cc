@@ -824,7 +824,7 @@ int ResolveAddresses(const char* node, const char* service, uint64_t flags,
   }
 
   if (have_ns) {
-    auto d = ResolveNode(node, service, cfg.port, flags);
+    auto d = ResolveNode(node, service, DestPort(cfg), flags);
     if (!d.ok()) {
       return AddressReject(reject, "node:service", ns.c_str(), d.error());
     }

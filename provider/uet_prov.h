@@ -58,7 +58,10 @@ extern struct fi_provider g_provider;
 // Knobs, read once from fi_param (shown by `fi_info -e`).
 struct ProviderParams {
   std::string addr;            // FI_UET_ADDR: local IP to bind
-  int port = 4793;             // FI_UET_PORT: UDP port (0: ephemeral)
+  // FI_UET_PORT: pins every endpoint's UDP port (0: ephemeral). Unset: uet
+  // chooses, 4793 when free, else ephemeral (provider/uet_port.h).
+  int port = kDefaultPort;
+  bool port_set = false;
   size_t payload_bytes = 0;    // FI_UET_PAYLOAD: payload per packet (0: default)
   std::string delivery;        // FI_UET_DELIVERY: "rud" or "rod" ("": rod if ordering asked)
   int rto_floor_us = 0;        // FI_UET_RTO_FLOOR_US (0: PDS default)

@@ -1187,5 +1187,33 @@ TEST_F(GetInfo, RejectionsLogThroughFiLog) {
   unsetenv("FI_LOG_PROV");
 }
 
+// FI_UET_PORT unset (InfoConfigFromParams: port 0, dest_port 0): src_addr
+// carries port 0, which the endpoint turns into 4793 when free, else an
+// ephemeral port (provider/uet_port.h); a destination named without a service
+// is on 4793.
+TEST_F(GetInfo, UnsetPortLeavesTheLocalPortToTheEndpointAndTargets4793) {
+  cfg_.port = 0;
+  cfg_.dest_port = 0;
+  InfoPtr out = Accept(nullptr, "127.0.0.1", nullptr);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(Dest(out.get()), MakeAddress(Loopback(), kDefaultPort));
+  EXPECT_EQ(Src(out.get()).udp_port, 0);
+  out = Accept(nullptr, nullptr, nullptr);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(Src(out.get()).udp_port, 0);
+}
+
+// FI_UET_PORT=0 (ephemeral) keeps peers named without a service on 4793;
+// FI_UET_PORT=N names N on both sides.
+TEST_F(GetInfo, DestPortFollowsFiUetPort) {
+  cfg_.port = 0;
+  EXPECT_EQ(DestPort(cfg_), kDefaultPort);
+  cfg_.port = 5000;
+  EXPECT_EQ(DestPort(cfg_), 5000);
+  cfg_.port = 0;
+  cfg_.dest_port = 6000;
+  EXPECT_EQ(DestPort(cfg_), 6000);
+}
+
 }  // namespace
 }  // namespace uet::prov
