@@ -169,6 +169,9 @@ struct Endpoint;
 struct Fabric {
   struct fid_fabric fid {};
   std::string name;
+  // fi_fabric_attr::api_version: what the application was written for
+  // (fi_cq_readerr's err_data rules change at 1.5).
+  uint32_t api_version = FI_VERSION(1, 5);
 };
 
 struct Pep;

@@ -33,6 +33,7 @@ const char* CompletionStatusName(CompletionStatus s) {
     case CompletionStatus::kRemoteError: return "remote error";
     case CompletionStatus::kTransportError: return "transport error";
     case CompletionStatus::kCancelled: return "cancelled";
+    case CompletionStatus::kNoMessage: return "no message";
     case CompletionStatus::kLocalError: return "local error";
   }
   return "unknown";
@@ -68,6 +69,9 @@ std::string Completion::Describe() const {
       break;
     case CompletionStatus::kCancelled:
       std::snprintf(buf, sizeof buf, "uet: %s cancelled", OpKindName(kind));
+      break;
+    case CompletionStatus::kNoMessage:
+      std::snprintf(buf, sizeof buf, "uet: %s peek: no matching message", OpKindName(kind));
       break;
     case CompletionStatus::kLocalError:
       std::snprintf(buf, sizeof buf, "uet: %s %s %s failed: %s", OpKindName(kind), dir,

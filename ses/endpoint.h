@@ -122,6 +122,7 @@ enum class CompletionStatus : uint8_t {
   kRemoteError,     // the target answered a return code other than RC_OK
   kTransportError,  // PDS gave up (retry limit, peer NACK, PDC closed)
   kCancelled,       // receive cancelled
+  kNoMessage,       // a peek found no matching unexpected message (FI_ENOMSG)
   kLocalError,      // the operation could not be sent (detail in `local_error`)
 };
 const char* CompletionStatusName(CompletionStatus s);
@@ -274,6 +275,27 @@ class Endpoint final : private pds::Delivery {
   Status PostRecv(TimePoint now, const PostedRecv& recv, bool tagged);
   // The receive completes with kCancelled; false if it is not posted.
   bool CancelRecv(uint64_t context, bool tagged);
+
+  // Peeking at stored unexpected messages (libfabric fi_tagged(3) FI_PEEK,
+  // FI_CLAIM, FI_DISCARD). Peek looks for the oldest stored message `recv`
+  // matches (its buffer is not used; messages whose first packet has not
+  // arrived are not seen) and always reports one completion with
+  // recv.context: kNoMessage when none matches; otherwise kOk with the
+  // message's tag, length (the whole message; nothing is placed), CQ data
+  // and source. kClaim then sets the message aside: no receive or peek
+  // matches it again until ReceiveClaimed names it. kDiscard drops it (the
+  // rest of a rendezvous message is still read and thrown away, so that its
+  // sender completes). Returns the message's id, nullopt when none matched.
+  enum class PeekAction : uint8_t { kLook, kClaim, kDiscard };
+  std::optional<uint64_t> Peek(TimePoint now, const PostedRecv& recv, bool tagged,
+                               PeekAction action);
+  // Receives the message Peek(kClaim) returned as `message` into
+  // recv.buffer, completing with recv.context like a matched receive
+  // (recv.multi_recv must be false); with `discard` it is dropped instead
+  // and the completion (kOk, length 0, its tag and CQ data) comes at once.
+  // Error kNotFound: no claimed message of that id (never claimed, already
+  // received, or its sender fell silent before all of it arrived).
+  Status ReceiveClaimed(TimePoint now, uint64_t message, const PostedRecv& recv, bool discard);
   Result<uint64_t> RegisterMemory(const RegionSpec& spec) { return memory_.Register(spec); }
   Status DeregisterMemory(uint64_t key) { return memory_.Deregister(key); }
 
@@ -356,6 +378,11 @@ class Endpoint final : private pds::Delivery {
   // Runs when a message has all its own packets, or a receive matched it late.
   void Advance(RxMessage& m);
   void CompleteReceive(RxMessage& m, CompletionStatus status, ReturnCode rc);
+  // A stored message leaves the store for `placement` (a receive matched it,
+  // or it is discarded: empty buffer) and goes on as a matched message.
+  void PlaceStored(RxMessage& m, const Placement& placement);
+  // The completion a peek or a discard reports about stored message `m`.
+  Completion StoredCompletion(const RxMessage& m, uint64_t context) const;
   void ReleaseStore(RxMessage& m);
   void RemoveMessage(uint64_t id);
   void ReportReleased(RecvQueue& q, bool tagged);
