@@ -486,6 +486,11 @@ int EpGetopt(fid_t fid, int level, int optname, void* optval, size_t* optlen) {
     *optlen = sizeof(size_t);
     return FI_SUCCESS;
   }
+  if (optname == FI_OPT_CM_DATA_SIZE && ep.type == FI_EP_MSG) {
+    return MsgGetCmDataSize(optval, optlen);
+  }
+  UET_LOG_INFO(FI_LOG_EP_CTRL, "uet: fi_getopt: option %d not offered on this endpoint\n",
+               optname);
   return -FI_ENOPROTOOPT;
 }
 

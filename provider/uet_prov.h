@@ -459,6 +459,9 @@ int MsgConnect(struct fid_ep* ep, const void* addr, const void* param, size_t pa
 int MsgAccept(struct fid_ep* ep, const void* param, size_t paramlen);
 int MsgShutdown(struct fid_ep* ep, uint64_t flags);
 int MsgGetpeer(struct fid_ep* ep, void* addr, size_t* addrlen);
+// fi_getopt(FI_OPT_CM_DATA_SIZE) of an active MSG endpoint: the private data
+// a connect or accept carries at most.
+int MsgGetCmDataSize(void* optval, size_t* optlen);
 // A CM datagram arrived on the endpoint's socket.
 void CmOnDatagram(Endpoint& ep, const IpAddress& src, uint16_t src_port,
                   std::span<const std::byte> bytes);
