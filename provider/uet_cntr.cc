@@ -134,6 +134,7 @@ int CntrClose(struct fid* fid) {
     }
     --c->domain->refs;
   }
+  WaitSetLeave(c);
   delete c;
   return FI_SUCCESS;
 }
@@ -170,8 +171,9 @@ int CntrOpen(struct fid_domain* domain, struct fi_cntr_attr* attr, struct fid_cn
     return -FI_ENOSYS;
   }
   const int wait_raw = attr != nullptr ? RawEnum(attr->wait_obj) : FI_WAIT_NONE;
-  if (wait_raw != FI_WAIT_NONE && wait_raw != FI_WAIT_UNSPEC && wait_raw != FI_WAIT_FD) {
-    UET_LOG_WARN(FI_LOG_CNTR, "uet: fi_cntr_open: wait object %d (NONE, UNSPEC, FD)\n",
+  if (wait_raw != FI_WAIT_NONE && wait_raw != FI_WAIT_UNSPEC && wait_raw != FI_WAIT_FD &&
+      wait_raw != FI_WAIT_SET) {
+    UET_LOG_WARN(FI_LOG_CNTR, "uet: fi_cntr_open: wait object %d (NONE, UNSPEC, FD, SET)\n",
                  wait_raw);
     return -FI_ENOSYS;
   }
@@ -183,6 +185,11 @@ int CntrOpen(struct fid_domain* domain, struct fi_cntr_attr* attr, struct fid_cn
     c->wait.reset(new (std::nothrow) WaitFd());
     const int rc = c->wait ? c->wait->Open() : -FI_ENOMEM;
     if (rc != FI_SUCCESS) {
+      delete c;
+      return rc;
+    }
+  } else if (wait == FI_WAIT_SET) {
+    if (const int rc = WaitSetJoin(attr->wait_set, c); rc != FI_SUCCESS) {
       delete c;
       return rc;
     }

@@ -158,6 +158,7 @@ int CqClose(struct fid* fid) {
     }
     --cq->domain->refs;
   }
+  WaitSetLeave(cq);
   delete cq;
   return FI_SUCCESS;
 }
@@ -205,8 +206,10 @@ int CqOpen(struct fid_domain* domain, struct fi_cq_attr* attr, struct fid_cq** c
            void* context) {
   if (domain == nullptr || attr == nullptr || cq == nullptr) return -FI_EINVAL;
   const int wait_raw = RawEnum(attr->wait_obj);
-  if (wait_raw != FI_WAIT_NONE && wait_raw != FI_WAIT_UNSPEC && wait_raw != FI_WAIT_FD) {
-    UET_LOG_WARN(FI_LOG_CQ, "uet: fi_cq_open: wait object %d not supported (NONE, UNSPEC, FD)\n",
+  if (wait_raw != FI_WAIT_NONE && wait_raw != FI_WAIT_UNSPEC && wait_raw != FI_WAIT_FD &&
+      wait_raw != FI_WAIT_SET) {
+    UET_LOG_WARN(FI_LOG_CQ,
+                 "uet: fi_cq_open: wait object %d not supported (NONE, UNSPEC, FD, SET)\n",
                  wait_raw);
     return -FI_ENOSYS;
   }
@@ -224,6 +227,11 @@ int CqOpen(struct fid_domain* domain, struct fi_cq_attr* attr, struct fid_cq** c
     c->wait.reset(new (std::nothrow) WaitFd());
     const int rc = c->wait ? c->wait->Open() : -FI_ENOMEM;
     if (rc != FI_SUCCESS) {
+      delete c;
+      return rc;
+    }
+  } else if (attr->wait_obj == FI_WAIT_SET) {
+    if (const int rc = WaitSetJoin(attr->wait_set, c); rc != FI_SUCCESS) {
       delete c;
       return rc;
     }

@@ -26,7 +26,7 @@ struct fi_ops_fabric g_fabric_ops = {
     .domain = DomainOpen,
     .passive_ep = PassiveEndpointOpen,
     .eq_open = EqOpen,
-    .wait_open = UET_STUB(fi_ops_fabric, wait_open),
+    .wait_open = WaitOpen,
     .trywait = TryWait,
     .domain2 = UET_STUB(fi_ops_fabric, domain2),
 };

@@ -272,10 +272,14 @@ struct WaitFd {
   void Arm(int64_t ns) const;  // fire after ns (<= 0: disarm)
 };
 
+struct WaitSet;
+
 struct Cq {
   struct fid_cq fid {};
   Domain* domain = nullptr;
-  std::unique_ptr<WaitFd> wait;  // FI_WAIT_FD only
+  // FI_WAIT_FD: its own; FI_WAIT_SET: the set's (shared with its members).
+  std::shared_ptr<WaitFd> wait;
+  WaitSet* wait_set = nullptr;  // FI_WAIT_SET
   enum fi_cq_format format = FI_CQ_FORMAT_CONTEXT;
   size_t size = 0;
   std::deque<CqEntry> entries;
@@ -317,7 +321,8 @@ struct Cntr {
   uint64_t value = 0;  // under the domain mutex
   uint64_t errors = 0;
   std::vector<Endpoint*> endpoints;  // bound: progressed by reads and waits
-  std::unique_ptr<WaitFd> wait;      // FI_WAIT_FD only
+  std::shared_ptr<WaitFd> wait;      // FI_WAIT_FD, or FI_WAIT_SET: the set's
+  WaitSet* wait_set = nullptr;       // FI_WAIT_SET
   int refs = 0;
   void Add(bool ok);
 };
@@ -425,6 +430,14 @@ int PassiveEndpointOpen(struct fid_fabric* fabric, struct fi_info* info, struct 
 int CntrOpen(struct fid_domain* domain, struct fi_cntr_attr* attr, struct fid_cntr** cntr,
              void* context);
 int TryWait(struct fid_fabric* fabric, struct fid** fids, int count);
+// Wait sets (uet_wait.cc): fi_wait_open, and the CQs and counters opened
+// with wait_obj FI_WAIT_SET joining and leaving one (Join: 0 or -FI_E*;
+// sets *wait to the set's WaitFd). Call without the domain mutex.
+int WaitOpen(struct fid_fabric* fabric, struct fi_wait_attr* attr, struct fid_wait** waitset);
+int WaitSetJoin(struct fid_wait* set, Cq* cq);
+int WaitSetJoin(struct fid_wait* set, Cntr* cntr);
+void WaitSetLeave(Cq* cq);
+void WaitSetLeave(Cntr* cntr);
 // FI_GETWAIT for a CQ or counter: its epoll fd (0 or -FI_E*).
 int GetWait(const WaitFd* wait, void* arg);
 // Every WaitFd an endpoint's socket belongs to (its CQs' and counters').
