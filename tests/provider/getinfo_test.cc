@@ -1187,5 +1187,30 @@ TEST_F(GetInfo, RejectionsLogThroughFiLog) {
   unsetenv("FI_LOG_PROV");
 }
 
+// fabtests 1.17 asks for these; each is declined with -FI_ENODATA and a
+// reason that names it (spec-notes/provider.md "fabtests 1.17 gaps").
+TEST_F(GetInfo, DeclinedCapabilitiesAreNamed) {
+  for (uint64_t cap : {FI_RMA_EVENT, FI_SHARED_AV, FI_TRIGGER}) {
+    InfoPtr h(fi_allocinfo());
+    h->ep_attr->type = FI_EP_RDM;
+    h->caps = FI_MSG | FI_RMA | cap;
+    const std::string name = cap == FI_RMA_EVENT   ? "FI_RMA_EVENT"
+                             : cap == FI_SHARED_AV ? "FI_SHARED_AV"
+                                                   : "FI_TRIGGER";
+    ExpectRejected(h.get(), "(unsupported: " + name + ")");
+  }
+  for (bool tx : {true, false}) {
+    InfoPtr h(fi_allocinfo());
+    h->ep_attr->type = FI_EP_RDM;
+    (tx ? h->ep_attr->tx_ctx_cnt : h->ep_attr->rx_ctx_cnt) = FI_SHARED_CONTEXT;
+    ExpectRejected(h.get(), "FI_SHARED_CONTEXT");
+  }
+  for (uint32_t format : {FI_SOCKADDR, FI_SOCKADDR_IN, FI_SOCKADDR_IN6}) {
+    InfoPtr h(fi_allocinfo());
+    h->addr_format = format;
+    ExpectRejected(h.get(), "addr_format wants " + std::to_string(format) + " (FI_SOCKADDR*)");
+  }
+}
+
 }  // namespace
 }  // namespace uet::prov
