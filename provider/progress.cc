@@ -255,6 +255,12 @@ void Progress::OnRemoteWrite(const ses::Completion& c) {
   // A write with remote CQ data was placed (context 0: no posted receive is
   // consumed, we do not ask FI_RX_CQ_DATA). Always reported, whatever the
   // receive CQ's selective-completion binding.
+  // FI_RMA_EVENT (report_remote_access): every write is reported; it
+  // counts, and makes a CQ entry only with CQ data.
+  if (ep_.remote_write_cntr != nullptr) {
+    ep_.remote_write_cntr->Add(c.status == ses::CompletionStatus::kOk);
+  }
+  if (!c.cq_data) return;
   Cq* cq = ep_.rx_cq;
   if (cq == nullptr) return;
   const fi_addr_t src = ep_.av != nullptr ? ep_.av->Find(c.peer, c.initiator) : FI_ADDR_NOTAVAIL;
@@ -294,6 +300,13 @@ Cntr* Progress::CounterFor(uint64_t flags) const {
 void Progress::OnCompletion(const ses::Completion& c) {
   if (c.kind == ses::OpKind::kRemoteWrite) {
     OnRemoteWrite(c);
+    return;
+  }
+  if (c.kind == ses::OpKind::kRemoteRead || c.kind == ses::OpKind::kRemoteAtomic) {
+    // FI_RMA_EVENT: atomics count as remote writes (fi_cntr(3)).
+    Cntr* counter =
+        c.kind == ses::OpKind::kRemoteRead ? ep_.remote_read_cntr : ep_.remote_write_cntr;
+    if (counter != nullptr) counter->Add(c.status == ses::CompletionStatus::kOk);
     return;
   }
   auto it = ops_.find(c.context);

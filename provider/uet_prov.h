@@ -392,6 +392,10 @@ struct Endpoint {
   Cntr* recv_cntr = nullptr;
   Cntr* read_cntr = nullptr;
   Cntr* write_cntr = nullptr;
+  // FI_RMA_EVENT: FI_REMOTE_READ / FI_REMOTE_WRITE (remote writes and
+  // atomics) done on this endpoint's regions.
+  Cntr* remote_read_cntr = nullptr;
+  Cntr* remote_write_cntr = nullptr;
   enum fi_ep_type type = FI_EP_RDM;
   Eq* eq = nullptr;  // bound EQ (MSG: CM events)
   CmState cm;        // MSG endpoints

@@ -22,6 +22,8 @@ const char* OpKindName(OpKind k) {
     case OpKind::kRecv: return "receive";
     case OpKind::kTaggedRecv: return "tagged receive";
     case OpKind::kRemoteWrite: return "remote write";
+    case OpKind::kRemoteRead: return "remote read";
+    case OpKind::kRemoteAtomic: return "remote atomic";
   }
   return "operation";
 }
@@ -40,8 +42,9 @@ const char* CompletionStatusName(CompletionStatus s) {
 }
 
 std::string Completion::Describe() const {
-  const bool receive =
-      kind == OpKind::kRecv || kind == OpKind::kTaggedRecv || kind == OpKind::kRemoteWrite;
+  const bool receive = kind == OpKind::kRecv || kind == OpKind::kTaggedRecv ||
+                       kind == OpKind::kRemoteWrite || kind == OpKind::kRemoteRead ||
+                       kind == OpKind::kRemoteAtomic;
   const std::string who = peer.ToString();
   char buf[320];
   const char* dir = receive ? "from" : "to";

@@ -92,6 +92,12 @@ struct EndpointConfig {
   // (the peer must advertise FEP capability bit 7; it then cannot tell which
   // initiator ID sent them).
   bool small_header_sends = false;
+  // Target side (libfabric FI_RMA_EVENT): report every write placed in,
+  // read served from and atomic done on a registered region as a
+  // kRemoteWrite / kRemoteRead / kRemoteAtomic completion (context 0), not
+  // only writes with CQ data. Reads of a rendezvous send's region (the
+  // target fetching the rest of a message) are not remote accesses.
+  bool report_remote_access = false;
 
   Status Validate() const;
 };
@@ -112,7 +118,10 @@ enum class OpKind : uint8_t {
   kFetchAtomic,
   kRecv,
   kTaggedRecv,
-  kRemoteWrite,  // a write with CQ data arrived (target side, no posted receive)
+  kRemoteWrite,  // a write with CQ data arrived (target side, no posted receive);
+                 // with report_remote_access: every write placed
+  kRemoteRead,   // report_remote_access: a read of one of our regions was served
+  kRemoteAtomic,  // report_remote_access: an atomic on one of our regions was done
 };
 const char* OpKindName(OpKind k);
 
@@ -364,6 +373,8 @@ class Endpoint final : private pds::Delivery {
   pds::SesResponse HandleWrite(const pds::RxRequest& rx, const RequestView& v);
   pds::SesResponse HandleRead(const pds::RxRequest& rx, const RequestView& v);
   pds::SesResponse HandleAtomic(const pds::RxRequest& rx, const RequestView& v);
+  // report_remote_access: a kRemoteRead / kRemoteAtomic completion for `v`.
+  void ReportRemoteAccess(const pds::RxRequest& rx, const RequestView& v, OpKind kind);
   pds::SesResponse HandleMsgError(const pds::RxRequest& rx, const RequestView& v);
   pds::SesResponse Refuse(const RequestView* v, ReturnCode rc);
   // Queues `bytes` (already copied into `data`) back to the reader.

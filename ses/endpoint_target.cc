@@ -532,13 +532,13 @@ pds::SesResponse Endpoint::HandleWrite(const pds::RxRequest& rx, const RequestVi
       m->bytes_seen += n;
       if (rc != ReturnCode::kOk && m->error == ReturnCode::kOk) m->error = rc;
       if (m->eager_done()) {
-        if (m->cq_data && m->error == ReturnCode::kOk) {
+        if ((m->cq_data || config_.report_remote_access) && m->error == ReturnCode::kOk) {
           CompleteReceive(*m, CompletionStatus::kOk, ReturnCode::kOk);
         }
         RemoveMessage(m->id);
       }
     }
-  } else if (v.header_data && rc == ReturnCode::kOk) {
+  } else if ((v.header_data || config_.report_remote_access) && rc == ReturnCode::kOk) {
     RxMessage m;
     m.where = RxMessage::Where::kWrite;
     m.source = Source{.addr = rx.src, .initiator = v.initiator};
@@ -580,7 +580,19 @@ pds::SesResponse Endpoint::HandleRead(const pds::RxRequest& rx, const RequestVie
   if (rc == ReturnCode::kOk && v.common.flags.initiator_error) rc = ReturnCode::kInitiatorErr;
   if (rc != ReturnCode::kOk) return Refuse(&v, rc);
   if (v.request_length > 0) ServeData(rx, v, a.bytes, {}, a.offset, a.io);
+  if (config_.report_remote_access && !state_->rdv_op_by_key.contains(v.key_or_tag)) {
+    ReportRemoteAccess(rx, v, OpKind::kRemoteRead);
+  }
   return {};
+}
+
+void Endpoint::ReportRemoteAccess(const pds::RxRequest& rx, const RequestView& v, OpKind kind) {
+  Completion c;
+  c.kind = kind;
+  c.peer = rx.src;
+  c.initiator = v.initiator;
+  c.length = v.request_length;
+  state_->completions.push_back(std::move(c));
 }
 
 pds::SesResponse Endpoint::HandleAtomic(const pds::RxRequest& rx, const RequestView& v) {
@@ -641,6 +653,7 @@ pds::SesResponse Endpoint::HandleAtomic(const pds::RxRequest& rx, const RequestV
                      a.bytes, old);
   if (rc != ReturnCode::kOk) return Refuse(&v, rc);
   if (fetch) ServeData(rx, v, {}, std::move(old));
+  if (config_.report_remote_access) ReportRemoteAccess(rx, v, OpKind::kRemoteAtomic);
   return {};
 }
 
