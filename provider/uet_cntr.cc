@@ -3,8 +3,10 @@
 // kind when it completes, successful or not (errors in the error count),
 // whether or not it reports a CQ entry (injects included). Reads and waits
 // drive the bound endpoints (manual progress). Remote-access counters
-// (FI_REMOTE_READ/WRITE) are refused: the SES target does not report every
-// remote access (spec-notes/provider.md).
+// (FI_REMOTE_READ/WRITE) need FI_RMA_EVENT: the SES target then reports every
+// access peers do on the endpoint's regions (spec-notes/provider.md
+// "fabtests 1.17 gaps"). A counter may also belong to a wait set
+// (FI_WAIT_SET, uet_wait.cc).
 #include <poll.h>
 
 #include <chrono>
