@@ -85,11 +85,12 @@ int EpBind(struct fid* fid, struct fid* bfid, uint64_t flags) {
     }
     case FI_CLASS_CNTR: {
       Cntr* c = Owner<Cntr>(bfid);
-      constexpr uint64_t kCounted = FI_SEND | FI_TRANSMIT | FI_RECV | FI_READ | FI_WRITE;
-      if (flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) {
+      constexpr uint64_t kCounted = FI_SEND | FI_TRANSMIT | FI_RECV | FI_READ | FI_WRITE |
+                                    FI_REMOTE_READ | FI_REMOTE_WRITE;
+      if ((flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) && !(ep.info->caps & FI_RMA_EVENT)) {
         UET_LOG_WARN(FI_LOG_EP_CTRL,
-                     "uet: fi_ep_bind(cntr): FI_REMOTE_READ/WRITE counting is not supported "
-                     "(the target does not report every remote access)\n");
+                     "uet: fi_ep_bind(cntr): FI_REMOTE_READ/WRITE counting needs FI_RMA_EVENT "
+                     "in the endpoint's caps\n");
         return -FI_EOPNOTSUPP;
       }
       if ((flags & ~kCounted) != 0 || (flags & kCounted) == 0) return -FI_EBADFLAGS;
@@ -102,6 +103,8 @@ int EpBind(struct fid* fid, struct fid* bfid, uint64_t flags) {
       if (flags & FI_RECV) bind(ep.recv_cntr);
       if (flags & FI_READ) bind(ep.read_cntr);
       if (flags & FI_WRITE) bind(ep.write_cntr);
+      if (flags & FI_REMOTE_READ) bind(ep.remote_read_cntr);
+      if (flags & FI_REMOTE_WRITE) bind(ep.remote_write_cntr);
       if (std::find(c->endpoints.begin(), c->endpoints.end(), &ep) == c->endpoints.end()) {
         c->endpoints.push_back(&ep);
       }
@@ -131,6 +134,7 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
   const bool ordered = ep.info->tx_attr != nullptr && (ep.info->tx_attr->msg_order & kMsgOrder);
   c.mode = (p.delivery == "rod" || (p.delivery.empty() && ordered)) ? pds::PdsMode::kRod
                                                                      : pds::PdsMode::kRud;
+  c.report_remote_access = ep.remote_read_cntr != nullptr || ep.remote_write_cntr != nullptr;
   if (p.rto_floor_us > 0) {
     // The RTO before the first sample and the ceiling rise with a floor above them.
     const Duration floor = std::chrono::microseconds(p.rto_floor_us);
@@ -428,7 +432,8 @@ int EpClose(struct fid* fid) {
     if (ep->progress) {
       for (const WaitFd* w : WaitSetsOf(*ep)) w->Remove(ep->progress->fd());
     }
-    for (Cntr* c : {ep->send_cntr, ep->recv_cntr, ep->read_cntr, ep->write_cntr}) {
+    for (Cntr* c : {ep->send_cntr, ep->recv_cntr, ep->read_cntr, ep->write_cntr,
+                    ep->remote_read_cntr, ep->remote_write_cntr}) {
       if (c == nullptr) continue;
       --c->refs;
       std::erase(c->endpoints, ep);
@@ -494,6 +499,11 @@ int EpGetopt(fid_t fid, int level, int optname, void* optval, size_t* optlen) {
     *optlen = sizeof(size_t);
     return FI_SUCCESS;
   }
+  if (optname == FI_OPT_CM_DATA_SIZE && ep.type == FI_EP_MSG) {
+    return MsgGetCmDataSize(optval, optlen);
+  }
+  UET_LOG_INFO(FI_LOG_EP_CTRL, "uet: fi_getopt: option %d not offered on this endpoint\n",
+               optname);
   return -FI_ENOPROTOOPT;
 }
 

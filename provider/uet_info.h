@@ -124,14 +124,15 @@ inline constexpr uint64_t kMsgDirectionCaps = FI_SEND | FI_RECV;
 inline constexpr uint64_t kRmaDirectionCaps = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 inline constexpr uint64_t kDirectionCaps = kMsgDirectionCaps | kRmaDirectionCaps;
 inline constexpr uint64_t kCommCaps = FI_LOCAL_COMM | FI_REMOTE_COMM;
-inline constexpr uint64_t kSecondaryCaps = FI_SOURCE | FI_MULTI_RECV | kCommCaps;
+inline constexpr uint64_t kSecondaryCaps = FI_SOURCE | FI_MULTI_RECV | FI_RMA_EVENT | kCommCaps;
 inline constexpr uint64_t kCaps = kPrimaryCaps | kDirectionCaps | kSecondaryCaps;
 // What each endpoint type offers: RDM everything; MSG no FI_DIRECTED_RECV or
 // FI_SOURCE (one peer); DGRAM messages only (UUD: no RMA, no atomics).
 constexpr uint64_t EpTypeCaps(fi_ep_type type) {
   if (type == FI_EP_MSG) return kCaps & ~(FI_DIRECTED_RECV | FI_SOURCE);
   if (type == FI_EP_DGRAM) {
-    return FI_MSG | FI_TAGGED | kMsgDirectionCaps | FI_DIRECTED_RECV | kSecondaryCaps;
+    return FI_MSG | FI_TAGGED | kMsgDirectionCaps | FI_DIRECTED_RECV |
+           (kSecondaryCaps & ~FI_RMA_EVENT);
   }
   return kCaps;
 }
@@ -142,7 +143,7 @@ inline constexpr uint64_t kTxCapMask =
     FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SEND | FI_READ | FI_WRITE | FI_HMEM;
 inline constexpr uint64_t kRxCapMask = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV |
                                        FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV |
-                                       FI_SOURCE | FI_MULTI_RECV | FI_HMEM;
+                                       FI_SOURCE | FI_MULTI_RECV | FI_RMA_EVENT | FI_HMEM;
 inline constexpr uint64_t kDomainCaps = kCommCaps;
 // Send-after-send and the RMA/atomic orders: all hold over PDS ROD, which the
 // endpoint runs when any of them is asked for (uet_ep.cc).

@@ -293,6 +293,7 @@ void Endpoint::Advance(RxMessage& m) {
 }
 
 void Endpoint::CompleteReceive(RxMessage& m, CompletionStatus status, ReturnCode rc) {
+  if (m.discarded) return;  // its completion went out when it was discarded
   Completion c;
   c.context = m.placement.context;
   c.kind = m.where == RxMessage::Where::kWrite
@@ -366,15 +367,85 @@ Status Endpoint::PostRecv(TimePoint now, const PostedRecv& recv, bool tagged) {
         q.Match(IncomingMessage{.source = m.source, .tag = m.tag, .length = m.length});
     ReportReleased(q, tagged);
     if (!p) break;  // a multi-receive buffer too full for it: released, message stays
-    m.placement = *p;
-    const std::vector<std::byte> stored = std::move(m.stored);
-    ReleaseStore(m);
-    m.where = RxMessage::Where::kMatched;
-    PlaceBytes(m, 0, stored);
     const bool consumed = !r.multi_recv || p->releases_buffer;
-    Advance(m);
+    PlaceStored(m, *p);
     if (consumed) break;
   }
+  return OkStatus();
+}
+
+void Endpoint::PlaceStored(RxMessage& m, const Placement& placement) {
+  m.placement = placement;
+  m.claimed = false;
+  const std::vector<std::byte> stored = std::move(m.stored);
+  ReleaseStore(m);
+  m.where = RxMessage::Where::kMatched;
+  PlaceBytes(m, 0, stored);
+  Advance(m);
+}
+
+Completion Endpoint::StoredCompletion(const RxMessage& m, uint64_t context) const {
+  Completion c;
+  c.context = context;
+  c.kind = m.tagged ? OpKind::kTaggedRecv : OpKind::kRecv;
+  c.peer = m.source.addr;
+  c.initiator = m.source.initiator;
+  c.length = m.length;
+  c.tag = m.tag;
+  c.cq_data = m.cq_data;
+  return c;
+}
+
+std::optional<uint64_t> Endpoint::Peek(TimePoint now, const PostedRecv& recv, bool tagged,
+                                       PeekAction action) {
+  Entry entry(*this, now);
+  State& st = *state_;
+  PostedRecv r = recv;
+  if (!tagged) r.tag = r.ignore = 0;  // untagged messages are stored with tag 0
+  const std::optional<uint64_t> id = st.unexpected(tagged).FindPosted(r);
+  if (!id) {
+    Completion c;
+    c.context = recv.context;
+    c.kind = tagged ? OpKind::kTaggedRecv : OpKind::kRecv;
+    c.status = CompletionStatus::kNoMessage;
+    st.completions.push_back(std::move(c));
+    return std::nullopt;
+  }
+  RxMessage& m = *st.messages.at(*id);
+  st.completions.push_back(StoredCompletion(m, recv.context));
+  switch (action) {
+    case PeekAction::kLook:
+      break;
+    case PeekAction::kClaim:
+      st.unexpected(tagged).Remove(m.id);
+      m.claimed = true;
+      break;
+    case PeekAction::kDiscard:
+      m.discarded = true;
+      PlaceStored(m, Placement{});
+      break;
+  }
+  return id;
+}
+
+Status Endpoint::ReceiveClaimed(TimePoint now, uint64_t message, const PostedRecv& recv,
+                                bool discard) {
+  Entry entry(*this, now);
+  State& st = *state_;
+  auto it = st.messages.find(message);
+  if (it == st.messages.end() || !it->second->claimed) {
+    return Error::NotFound("ses.recv", "claimed message", message);
+  }
+  RxMessage& m = *it->second;
+  if (discard) {
+    Completion c = StoredCompletion(m, recv.context);
+    c.length = 0;  // nothing placed
+    st.completions.push_back(std::move(c));
+    m.discarded = true;
+    PlaceStored(m, Placement{});
+    return OkStatus();
+  }
+  PlaceStored(m, Placement{.context = recv.context, .buffer = recv.buffer});
   return OkStatus();
 }
 
@@ -469,13 +540,13 @@ pds::SesResponse Endpoint::HandleWrite(const pds::RxRequest& rx, const RequestVi
       m->bytes_seen += n;
       if (rc != ReturnCode::kOk && m->error == ReturnCode::kOk) m->error = rc;
       if (m->eager_done()) {
-        if (m->cq_data && m->error == ReturnCode::kOk) {
+        if ((m->cq_data || config_.report_remote_access) && m->error == ReturnCode::kOk) {
           CompleteReceive(*m, CompletionStatus::kOk, ReturnCode::kOk);
         }
         RemoveMessage(m->id);
       }
     }
-  } else if (v.header_data && rc == ReturnCode::kOk) {
+  } else if ((v.header_data || config_.report_remote_access) && rc == ReturnCode::kOk) {
     RxMessage m;
     m.where = RxMessage::Where::kWrite;
     m.source = Source{.addr = rx.src, .initiator = v.initiator};
@@ -517,7 +588,19 @@ pds::SesResponse Endpoint::HandleRead(const pds::RxRequest& rx, const RequestVie
   if (rc == ReturnCode::kOk && v.common.flags.initiator_error) rc = ReturnCode::kInitiatorErr;
   if (rc != ReturnCode::kOk) return Refuse(&v, rc);
   if (v.request_length > 0) ServeData(rx, v, a.bytes, {}, a.offset, a.io);
+  if (config_.report_remote_access && !state_->rdv_op_by_key.contains(v.key_or_tag)) {
+    ReportRemoteAccess(rx, v, OpKind::kRemoteRead);
+  }
   return {};
+}
+
+void Endpoint::ReportRemoteAccess(const pds::RxRequest& rx, const RequestView& v, OpKind kind) {
+  Completion c;
+  c.kind = kind;
+  c.peer = rx.src;
+  c.initiator = v.initiator;
+  c.length = v.request_length;
+  state_->completions.push_back(std::move(c));
 }
 
 pds::SesResponse Endpoint::HandleAtomic(const pds::RxRequest& rx, const RequestView& v) {
@@ -578,6 +661,7 @@ pds::SesResponse Endpoint::HandleAtomic(const pds::RxRequest& rx, const RequestV
                      a.bytes, old);
   if (rc != ReturnCode::kOk) return Refuse(&v, rc);
   if (fetch) ServeData(rx, v, {}, std::move(old));
+  if (config_.report_remote_access) ReportRemoteAccess(rx, v, OpKind::kRemoteAtomic);
   return {};
 }
 
