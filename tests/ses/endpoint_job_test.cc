@@ -116,7 +116,7 @@ TEST_F(JobTest, ASendOfAnotherJobIsRefusedCountedAndNeverReachesAReceive) {
   ASSERT_TRUE(b.ep().PostRecv(now_, Recv(buf, 11), false).ok());
 
   const Bytes msg(100, std::byte{0x77});
-  ASSERT_TRUE(stranger.ep().Send(now_, SendOp{.peer = b.peer(), .data = msg, .context = 5}).ok());
+  ASSERT_TRUE(stranger.ep().Send(now_, SendOp{.peer = b.peer(), .data = msg, .cq_data = {}, .context = 5}).ok());
   Run({&b, &stranger});
   ASSERT_EQ(stranger.completions.size(), 1u);
   EXPECT_EQ(stranger.completions[0].status, CompletionStatus::kRemoteError);
@@ -130,7 +130,7 @@ TEST_F(JobTest, ASendOfAnotherJobIsRefusedCountedAndNeverReachesAReceive) {
 
   // A sender of job 0 gets the receive.
   const Bytes good(40, std::byte{0x11});
-  ASSERT_TRUE(friendly.ep().Send(now_, SendOp{.peer = b.peer(), .data = good, .context = 6}).ok());
+  ASSERT_TRUE(friendly.ep().Send(now_, SendOp{.peer = b.peer(), .data = good, .cq_data = {}, .context = 6}).ok());
   Run({&b, &friendly});
   ASSERT_EQ(b.completions.size(), 1u);
   EXPECT_EQ(b.completions[0].status, CompletionStatus::kOk);
@@ -149,7 +149,7 @@ TEST_F(JobTest, AbsoluteAddressingOfAnotherJobIsRefusedToo) {
   Bytes buf(64);
   ASSERT_TRUE(b.ep().PostRecv(now_, Recv(buf, 1), false).ok());
   const Bytes msg(10, std::byte{1});
-  ASSERT_TRUE(a.ep().Send(now_, SendOp{.peer = b.peer(), .data = msg, .context = 2}).ok());
+  ASSERT_TRUE(a.ep().Send(now_, SendOp{.peer = b.peer(), .data = msg, .cq_data = {}, .context = 2}).ok());
   Run({&a, &b});
   ASSERT_EQ(a.completions.size(), 1u);
   EXPECT_EQ(a.completions[0].rc, ReturnCode::kBadJobId);
@@ -165,8 +165,8 @@ TEST_F(JobTest, AnEndpointOfSeveralJobsTakesThemAll) {
   Bytes buf(64);
   ASSERT_TRUE(b.ep().PostRecv(now_, Recv(buf, 1), false).ok());
   const Bytes msg(10, std::byte{1});
-  ASSERT_TRUE(zero.ep().Send(now_, SendOp{.peer = b.peer(), .data = msg, .context = 2}).ok());
-  ASSERT_TRUE(five.ep().Send(now_, SendOp{.peer = b.peer(), .data = msg, .context = 3}).ok());
+  ASSERT_TRUE(zero.ep().Send(now_, SendOp{.peer = b.peer(), .data = msg, .cq_data = {}, .context = 2}).ok());
+  ASSERT_TRUE(five.ep().Send(now_, SendOp{.peer = b.peer(), .data = msg, .cq_data = {}, .context = 3}).ok());
   Run({&b, &five, &zero});
   ASSERT_EQ(zero.completions.size(), 1u);
   EXPECT_EQ(zero.completions[0].rc, ReturnCode::kBadJobId);
@@ -183,7 +183,7 @@ TEST_F(JobTest, ADatagramOfAnotherJobIsDroppedAndCounted) {
   Bytes buf(64);
   ASSERT_TRUE(b.ep().PostRecv(now_, Recv(buf, 1), false).ok());
   const Bytes msg(10, std::byte{1});
-  ASSERT_TRUE(a.ep().SendDatagram(now_, SendOp{.peer = b.peer(), .data = msg, .context = 2}).ok());
+  ASSERT_TRUE(a.ep().SendDatagram(now_, SendOp{.peer = b.peer(), .data = msg, .cq_data = {}, .context = 2}).ok());
   Run({&a, &b});
   EXPECT_TRUE(b.completions.empty());
   EXPECT_EQ(b.ep().counters().requests_bad_job, 1u);
@@ -200,7 +200,7 @@ TEST_F(JobTest, ReservedBitsSetOnReceiveAreIgnored) {
   Bytes buf(64);
   ASSERT_TRUE(b.ep().PostRecv(now_, Recv(buf, 1), false).ok());
   const Bytes msg(10, std::byte{0x5A});
-  ASSERT_TRUE(a.ep().Send(now_, SendOp{.peer = b.peer(), .data = msg, .context = 2}).ok());
+  ASSERT_TRUE(a.ep().Send(now_, SendOp{.peer = b.peer(), .data = msg, .cq_data = {}, .context = 2}).ok());
   ASSERT_EQ(a.sent.size(), 1u);
   Bytes& p = a.sent[0].bytes;
   ASSERT_GE(p.size(), size_t{12 + 12});  // PDS request + the SES common fields
