@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "provider/hmem/cuda_timing.h"
+
 namespace uet::prov::hmem {
 
 // Makes the device's primary context current for one call and puts the
@@ -11,6 +13,7 @@ namespace uet::prov::hmem {
 class CudaDriver::ScopedContext {
  public:
   ScopedContext(const CudaApi& api, CUcontext ctx) : api_(api) {
+    TimedScope timed(TimedCall::kContextPush);
     CUcontext cur = nullptr;
     if (api_.cuCtxGetCurrent(&cur) == kCudaSuccess && cur == ctx) return;
     pushed_ = api_.cuCtxPushCurrent(ctx) == kCudaSuccess;
@@ -128,8 +131,11 @@ CUresult CudaDriver::Query(const void* ptr, PointerInfo* info) const {
   int attrs[] = {kPointerAttrMemoryType, kPointerAttrIsManaged,      kPointerAttrDeviceOrdinal,
                  kPointerAttrBufferId,   kPointerAttrRangeStartAddr, kPointerAttrRangeSize};
   void* data[] = {&memory_type, &is_managed, &ordinal, &buffer_id, &start, &size};
-  const CUresult r =
-      api_.cuPointerGetAttributes(6, attrs, data, reinterpret_cast<CUdeviceptr>(ptr));
+  CUresult r = kCudaSuccess;
+  {
+    TimedScope timed(TimedCall::kPointerQuery);
+    r = api_.cuPointerGetAttributes(6, attrs, data, reinterpret_cast<CUdeviceptr>(ptr));
+  }
   *info = PointerInfo{};
   // Memory CUDA does not know: INVALID_VALUE from some drivers, success with
   // a null memory type from others (documented for cuPointerGetAttributes).
@@ -184,6 +190,7 @@ CUresult CudaDriver::CopyToHost(int device, void* dst, const void* src, size_t n
   Device* d = DeviceState(device, &r);
   if (d == nullptr) return r;
   ScopedContext scope(api_, d->ctx);
+  TimedScope timed(TimedCall::kMemcpyDtoH);
   return api_.cuMemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), n);
 }
 
@@ -192,6 +199,7 @@ CUresult CudaDriver::CopyToDevice(int device, void* dst, const void* src, size_t
   Device* d = DeviceState(device, &r);
   if (d == nullptr) return r;
   ScopedContext scope(api_, d->ctx);
+  TimedScope timed(TimedCall::kMemcpyHtoD);
   return api_.cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, n);
 }
 
@@ -201,6 +209,7 @@ CUresult CudaDriver::CopyAsync(int device, Direction dir, void* dst, const void*
   Device* d = DeviceState(device, &r);
   if (d == nullptr) return r;
   ScopedContext scope(api_, d->ctx);
+  TimedScope timed(TimedCall::kMemcpyAsync);
   if (dir == Direction::kToHost) {
     r = api_.cuMemcpyDtoHAsync(dst, reinterpret_cast<CUdeviceptr>(src), n, d->to_host);
     if (r == kCudaSuccess) r = api_.cuEventRecord(event, d->to_host);
@@ -216,6 +225,7 @@ CUresult CudaDriver::QueryEvent(int device, CUevent event) {
   Device* d = DeviceState(device, &r);
   if (d == nullptr) return r;
   ScopedContext scope(api_, d->ctx);
+  TimedScope timed(TimedCall::kEventQuery);
   return api_.cuEventQuery(event);
 }
 
@@ -240,6 +250,7 @@ CUresult CudaDriver::AcquireEvent(int device, CUevent* event) {
     }
   }
   ScopedContext scope(api_, d->ctx);
+  TimedScope timed(TimedCall::kEventCreate);
   return api_.cuEventCreate(event, kEventDisableTiming);
 }
 
@@ -256,6 +267,7 @@ CUresult CudaDriver::HostAlloc(size_t n, void** p) {
   Device* d = DeviceState(0, &r);  // portable: usable from every context
   if (d == nullptr) return r;
   ScopedContext scope(api_, d->ctx);
+  TimedScope timed(TimedCall::kHostAlloc);
   return api_.cuMemHostAlloc(p, n, kMemHostAllocPortable);
 }
 
