@@ -18,7 +18,9 @@
 # -> every library resolved -> the hmem gtests -> uet-hmem-pingpong matrix over
 # loopback (device<->device, host<->device, device<->host, tagged
 # device<->device; every size 0 B..64 MiB, data check) -> benchmark (host<->host
-# vs device<->device: 64 B and 4 KiB latency, 1 MiB and 16 MiB MB/s).
+# vs device<->device: 64 B, 4 KiB and 64 KiB latency, 1 MiB and 16 MiB MB/s;
+# two processes, one process, and MPS where the image has it) -> the CUDA
+# handoff probe (where a small message's time goes).
 # Results under $OUT (default ./device-results): summary.md, gtest.xml,
 # gtest.log, pingpong.log, bench.md, bench.log. Exit 0 only if all passed;
 # 2 when a prerequisite is missing (the message says which).
@@ -51,7 +53,7 @@ find_file() {  # find_file DIR NAME: the file in a build tree or a flat bundle
   done
   return 1
 }
-ARTEFACTS=(libuet-fi.so uet_prov_hmem_test uet-hmem-pingpong)
+ARTEFACTS=(libuet-fi.so uet_prov_hmem_test uet-hmem-pingpong cuda-handoff-probe)
 
 if [[ ${1:-} == --bundle ]]; then
   [[ $# -eq 3 ]] || die "usage: $0 --bundle BUILD_DIR OUT_DIR"
@@ -151,24 +153,32 @@ fail=0
     sed 's/^/- nvidia-smi: /'
   echo "- kernel: $(uname -r); CPUs: $(nproc)"
   echo
+  echo "fi_info -v -p uet, its NIC part (fi_info->nic):"
+  echo
+  echo '```'
+  fi_info -v -p uet 2>&1 | awk '/^[ \t]*nic:/ {on=1} on && /^[ \t]*(fi_|type:|caps:)/ && !/fi_nic|fi_device_attr|fi_link_attr|fi_bus_attr|fi_pci_attr/ {exit} on' | head -40
+  fi_info -v -p uet 2>&1 | grep -q 'nic:' || echo "(no nic: section: fi_info->nic is NULL)"
+  echo '```'
+  echo
 } >"$OUT/summary.md"
 
 # ---- the hmem gtests, against the real driver ----
 echo "device-run: gtests"
-if timeout 240 "${path[uet_prov_hmem_test]}" --gtest_output=xml:"$OUT/gtest.xml" \
+t0=$SECONDS
+if timeout 200 "${path[uet_prov_hmem_test]}" --gtest_output=xml:"$OUT/gtest.xml" \
     >"$OUT/gtest.log" 2>&1; then
   result=passed
 else
   result="FAILED (exit $?)"
   fail=1
 fi
-echo "- gtests (uet_prov_hmem_test, ${mock:+MOCK driver}${mock:-real driver}): $result; $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/gtest.log" | tr '\n' ' ')" >>"$OUT/summary.md"
+echo "- gtests (uet_prov_hmem_test, ${mock:+MOCK driver}${mock:-real driver}): $result in $((SECONDS - t0)) s; $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/gtest.log" | tr '\n' ' ')" >>"$OUT/summary.md"
 
 # ---- ping-pong over loopback ----
 port=$((30000 + RANDOM % 20000))
 # Each run has a time limit (PP_TIMEOUT seconds): the device tool gives a call
 # 10 minutes, and a stuck run must not take the others' results with it.
-PP_TIMEOUT=120
+PP_TIMEOUT=90
 pingpong() {  # pingpong SERVER_MEM CLIENT_MEM ARGS...: one run, output appended to $log
   local smem=$1 cmem=$2
   shift 2
@@ -205,26 +215,86 @@ for pair in "cuda cuda" "host cuda" "cuda host" "cuda cuda tagged"; do
 done
 cat "$log.server" >>"$log" 2>/dev/null && rm -f "$log.server"
 
+# ---- where the time goes: CUDA copies taking turns, no network ----
+# cuda-handoff-probe: one 64 B HtoD+DtoH per turn, the turn passed through a
+# pipe between two threads of one process (one CUDA context) or two processes
+# (two contexts time-sliced on the one GPU), as uet-hmem-pingpong's two
+# processes do over loopback (spec-notes/hmem.md "Where the time goes").
+echo "device-run: handoff probe"
+log=$OUT/bench.log
+: >"$log"
+probe() {  # probe ARGS...: appended to $log and to $probe_md
+  local out
+  out=$(timeout 60 "${path[cuda-handoff-probe]}" "$@" 2>&1) || fail=1
+  echo "$out" >>"$log"
+  echo "$out" | sed 's/^/    /' >>"$probe_md"
+}
+probe_md=$(mktemp)
+for size in 64 4096; do
+  for mode in alone threads procs; do probe -n 2000 -s $size $mode; done
+done
+
+# MPS (nvidia-cuda-mps-control, if the driver image has it): the two
+# processes' copies in one shared GPU context, no time-slicing. A user-space
+# daemon with private pipe and log folders, stopped at the end; the GPU's
+# settings are not touched.
+mps_dir=""
+mps_start() {
+  command -v nvidia-cuda-mps-control >/dev/null 2>&1 || return 1
+  mps_dir=$(mktemp -d /tmp/uet-mps.XXXXXX)
+  export CUDA_MPS_PIPE_DIRECTORY=$mps_dir/pipe CUDA_MPS_LOG_DIRECTORY=$mps_dir/log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  timeout 20 nvidia-cuda-mps-control -d || { unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY; return 1; }
+  sleep 1
+}
+mps_stop() {
+  [[ -n $mps_dir ]] || return 0
+  echo quit | timeout 20 nvidia-cuda-mps-control >/dev/null 2>&1
+  sleep 1
+  unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+  mps_dir=""
+}
+trap mps_stop EXIT
+
 # ---- benchmark: host<->host vs device<->device ----
 echo "device-run: benchmark"
 PP_TIMEOUT=60
-log=$OUT/bench.log
-: >"$log"
-declare -A iters=([64]=2000 [4096]=2000 [1048576]=200 [16777216]=30)
+# -L: server and client as two threads of one process (one CUDA context).
+pingpong_loop() {  # pingpong_loop MEM ARGS...
+  local mem=$1
+  shift
+  port=$((port + 1))
+  echo "### one process (-L), -m $mem: $*" >>"$log"
+  timeout $PP_TIMEOUT "${path[uet-hmem-pingpong]}" -L -p uet -e rdm -m "$mem" -B $port "$@" >>"$log" 2>&1
+  local rc=$?
+  echo "(exit $rc)" >>"$log"
+  [[ $rc -eq 0 ]]
+}
+declare -A iters=([64]=2000 [4096]=2000 [65536]=500 [1048576]=100 [16777216]=20)
+sizes=(64 4096 65536 1048576 16777216)
 {
   echo "# FI_HMEM benchmark: uet-hmem-pingpong over loopback, $(date -u +%F)"
   echo
-  echo "usec = half a round trip; MB/s = size / usec (one way). GPU: ${gpu:-?}"
+  echo "usec = half a round trip; MB/s = size / usec (one way). GPU: ${gpu:-?}."
+  echo "Two processes unless the row says one process (-L: two threads, one CUDA context);"
+  echo "MPS: two processes through nvidia-cuda-mps-control. FI_UET_HMEM_TIMING=1 on device rows"
+  echo "(its per-call totals are in bench.log)."
   echo
-  echo "| memory | 64 B usec | 4 KiB usec | 1 MiB MB/s | 16 MiB MB/s |"
-  echo "|---|---|---|---|---|"
+  echo "| memory | 64 B usec | 4 KiB usec | 64 KiB usec | 1 MiB MB/s | 16 MiB MB/s |"
+  echo "|---|---|---|---|---|---|"
 } >"$OUT/bench.md"
-for mem in host cuda; do
-  row="| $mem<->$mem |"
-  for size in 64 4096 1048576 16777216; do
-    if pingpong $mem $mem -S $size -I ${iters[$size]} -w $((iters[$size] / 10)); then
+bench_row() {  # bench_row LABEL MEM loop|procs
+  local label=$1 mem=$2 how=$3 row="| $1 |" size usec ok
+  for size in "${sizes[@]}"; do
+    if [[ $how == loop ]]; then
+      pingpong_loop "$mem" -S $size -I ${iters[$size]} -w $((iters[$size] / 10)); ok=$?
+    else
+      pingpong "$mem" "$mem" -S $size -I ${iters[$size]} -w $((iters[$size] / 10)); ok=$?
+      cat "$log.server" >>"$log" 2>/dev/null; rm -f "$log.server"
+    fi
+    if [[ $ok -eq 0 ]]; then
       usec=$(awk -v s=$size '$1 == s {print $7}' "$log" | tail -1)
-      if [[ $size -le 4096 ]]; then
+      if [[ $size -le 65536 ]]; then
         row+=" $usec |"
       else
         row+=" $(awk -v s=$size -v u="$usec" 'BEGIN {printf "%.0f", s / u}') |"
@@ -235,8 +305,37 @@ for mem in host cuda; do
     fi
   done
   echo "$row" >>"$OUT/bench.md"
+}
+export FI_UET_HMEM_TIMING=1
+for round in 1 2; do
+  bench_row "host<->host" host procs
+  bench_row "cuda<->cuda" cuda procs
+  bench_row "host<->host, one process" host loop
+  bench_row "cuda<->cuda, one process" cuda loop
 done
-rm -f "$log.server"
+if mps_start; then
+  probe -n 2000 -s 64 procs
+  bench_row "cuda<->cuda, MPS" cuda procs
+  bench_row "host<->host, MPS running" host procs
+  mps_stop
+  mps_note="MPS rows: nvidia-cuda-mps-control found and started."
+else
+  mps_note="MPS: nvidia-cuda-mps-control not found or did not start; no MPS rows."
+fi
+unset FI_UET_HMEM_TIMING
+{
+  echo
+  echo "$mps_note"
+  echo
+  echo "cuda-handoff-probe (CUDA copies taking turns, no network; us per turn = per half round trip):"
+  echo
+  cat "$probe_md"
+  echo
+  echo "FI_UET_HMEM_TIMING at 64 B, device rows (one process per run and size: the totals are that run's):"
+  echo
+  awk '/^### / {on = ($0 ~ /cuda/ && $0 ~ /-S 64 /); if (on) print "    " $0} on && /^uet: FI_HMEM timing/ {print "    " $0}' "$log"
+} >>"$OUT/bench.md"
+rm -f "$probe_md"
 { echo; cat "$OUT/bench.md"; } >>"$OUT/summary.md"
 rm -rf "$PREFIX"
 echo "device-run: $([[ $fail -eq 0 ]] && echo all passed || echo FAILURES): results in $OUT"
