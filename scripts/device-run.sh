@@ -156,8 +156,8 @@ fail=0
   echo "fi_info -v -p uet, its NIC part (fi_info->nic):"
   echo
   echo '```'
-  fi_info -v -p uet 2>&1 | awk '/^[ \t]*nic:/ {on=1} on && /^[ \t]*(fi_|type:|caps:)/ && !/fi_nic|fi_device_attr|fi_link_attr|fi_bus_attr|fi_pci_attr/ {exit} on' | head -40
-  fi_info -v -p uet 2>&1 | grep -q 'nic:' || echo "(no nic: section: fi_info->nic is NULL)"
+  fi_info -v -p uet 2>&1 | awk '/^    nic:/ {on = 1} on && /^---/ {exit} on' | head -24
+  fi_info -v -p uet 2>&1 | grep -q '^    nic:' || echo "(no nic: fi_info->nic is NULL)"
   echo '```'
   echo
 } >"$OUT/summary.md"
