@@ -2,7 +2,8 @@
 # The whole FI_HMEM (CUDA) GPU run, in one call, on a bare offline GPU machine
 # (README "GPU buffers", spec-notes/hmem.md "What is owed on a GPU").
 #
-#   scripts/device-run.sh [BUILD_DIR] [DEB_DIR]       run (defaults: build/rel, .device-debs)
+#   scripts/device-run.sh [BUILD_DIR] [DEB_DIR] [NCCL_DIR]  run (defaults: build/rel,
+#                                                      .device-debs, no aws-ofi-nccl step)
 #   scripts/device-run.sh --fetch-debs [DEB_DIR]       here: download the runtime .debs
 #   scripts/device-run.sh --bundle BUILD_DIR OUT_DIR   here: the three files the run needs,
 #                                                      stripped of debug info (small to carry)
@@ -68,6 +69,16 @@ fi
 
 BUILD=${1:-$here/build/rel}
 DEBDIR=${2:-$here/.device-debs}
+# Optional: aws-ofi-nccl's functional tests over uet (issue 21). NCCL_DIR holds
+# plugin/libnccl-net.so (built against Debian's libfabric 1.17, SENDRECV
+# protocol), tests/{nccl_connection,...} (patched: cudaSetDevice(local_rank %
+# device_count), data checks on CUDA buffers too) and ompi-debs/*.deb (Open MPI
+# 4.1's runtime, unpacked into the same private prefix and relocated with
+# OPAL_PREFIX). See spec-notes/hmem.md "aws-ofi-nccl" for how it was built.
+NCCL_DIR=${3:-}
+# DEVICE_RUN_STEPS: which steps run (default all; e.g. "nccl" to rehearse one).
+STEPS=" ${DEVICE_RUN_STEPS:-gtests matrix bench nccl} "
+step() { [[ $STEPS == *" $1 "* ]]; }
 OUT=${OUT:-$PWD/device-results}
 
 # ---- prerequisites: what is here first, then the GPU ----
@@ -120,7 +131,8 @@ mkdir -p "$OUT" || die "cannot create $OUT"
 
 # ---- unpack into a private prefix ----
 PREFIX=$(mktemp -d /tmp/uet-device-prefix.XXXXXX) || die "mktemp failed"
-for d in "${debs[@]}"; do
+unpack_deb() {  # unpack_deb DEB: its files under $PREFIX (dpkg -x, else ar + tar)
+  local d=$1 member z
   if command -v dpkg >/dev/null; then
     dpkg -x "$d" "$PREFIX" || die "dpkg -x $d failed"
   else
@@ -130,7 +142,8 @@ for d in "${debs[@]}"; do
     esac
     ar p "$d" "$member" | tar -x $z -C "$PREFIX" -f - || die "unpacking $d failed"
   fi
-done
+}
+for d in "${debs[@]}"; do unpack_deb "$d"; done
 LIBS=$PREFIX/usr/lib/x86_64-linux-gnu:$PREFIX/lib/x86_64-linux-gnu${extra_lib_dir:+:$extra_lib_dir}
 export LD_LIBRARY_PATH=$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$PREFIX/usr/bin:$PATH
@@ -156,13 +169,15 @@ fail=0
   echo "fi_info -v -p uet, its NIC part (fi_info->nic):"
   echo
   echo '```'
-  fi_info -v -p uet 2>&1 | awk '/^    nic:/ {on = 1} on && /^---/ {exit} on' | head -24
-  fi_info -v -p uet 2>&1 | grep -q '^    nic:' || echo "(no nic: fi_info->nic is NULL)"
+  fi_text=$(fi_info -v -p uet 2>&1)
+  awk '/^    nic:/ {on = 1} on && /^---/ {exit} on' <<<"$fi_text" | head -24
+  grep -q '^    nic:' <<<"$fi_text" || echo "(no nic: fi_info->nic is NULL)"
   echo '```'
   echo
 } >"$OUT/summary.md"
 
 # ---- the hmem gtests, against the real driver ----
+if step gtests; then
 echo "device-run: gtests"
 t0=$SECONDS
 if timeout 200 "${path[uet_prov_hmem_test]}" --gtest_output=xml:"$OUT/gtest.xml" \
@@ -173,6 +188,7 @@ else
   fail=1
 fi
 echo "- gtests (uet_prov_hmem_test, ${mock:+MOCK driver}${mock:-real driver}): $result in $((SECONDS - t0)) s; $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/gtest.log" | tr '\n' ' ')" >>"$OUT/summary.md"
+fi
 
 # ---- ping-pong over loopback ----
 port=$((30000 + RANDOM % 20000))
@@ -196,6 +212,7 @@ pingpong() {  # pingpong SERVER_MEM CLIENT_MEM ARGS...: one run, output appended
   [[ $crc -eq 0 && $src -eq 0 ]]
 }
 
+if step matrix; then
 echo "device-run: ping-pong matrix"
 log=$OUT/pingpong.log
 : >"$log"
@@ -214,12 +231,14 @@ for pair in "cuda cuda" "host cuda" "cuda host" "cuda cuda tagged"; do
   echo "| $1 | $2 | ${3:-msg} | $r |" >>"$OUT/summary.md"
 done
 cat "$log.server" >>"$log" 2>/dev/null && rm -f "$log.server"
+fi
 
 # ---- where the time goes: CUDA copies taking turns, no network ----
 # cuda-handoff-probe: one 64 B HtoD+DtoH per turn, the turn passed through a
 # pipe between two threads of one process (one CUDA context) or two processes
 # (two contexts time-sliced on the one GPU), as uet-hmem-pingpong's two
 # processes do over loopback (spec-notes/hmem.md "Where the time goes").
+if step bench; then
 echo "device-run: handoff probe"
 log=$OUT/bench.log
 : >"$log"
@@ -337,6 +356,45 @@ unset FI_UET_HMEM_TIMING
 } >>"$OUT/bench.md"
 rm -f "$probe_md"
 { echo; cat "$OUT/bench.md"; } >>"$OUT/summary.md"
+fi
+# ---- aws-ofi-nccl functional tests over uet (optional: NCCL_DIR) ----
+if [[ -n $NCCL_DIR ]] && step nccl; then
+  echo "device-run: aws-ofi-nccl functional tests"
+  nlog=$OUT/nccl.log
+  : >"$nlog"
+  {
+    echo
+    echo "## aws-ofi-nccl functional tests over uet (2 MPI ranks, one GPU, SENDRECV)"
+    echo
+    echo "| test | result | seconds |"
+    echo "|---|---|---|"
+  } >>"$OUT/summary.md"
+  ok_unpack=1
+  for d in "$NCCL_DIR"/ompi-debs/*.deb; do (unpack_deb "$d") || ok_unpack=0; done
+  export OPAL_PREFIX=$PREFIX/usr OPAL_SYSCONFDIR=$PREFIX/etc/openmpi
+  export PMIX_INSTALL_PREFIX=$PREFIX/usr/lib/x86_64-linux-gnu/pmix2
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  nccl_ld=$NCCL_DIR/plugin:$PREFIX/usr/lib/x86_64-linux-gnu/openmpi/lib:$LD_LIBRARY_PATH
+  for t in nccl_connection nccl_message_transfer ring reuse_listen_comm inflight_close; do
+    if [[ $ok_unpack -eq 0 || ! -x $NCCL_DIR/tests/$t ]]; then
+      echo "| $t | not run (missing files) | |" >>"$OUT/summary.md"; fail=1; continue
+    fi
+    if (( SECONDS > ${NCCL_DEADLINE:-330} )); then
+      echo "| $t | not run (out of time: the call's limit) | |" >>"$OUT/summary.md"; continue
+    fi
+    echo "### $t" >>"$nlog"
+    t0=$SECONDS
+    LD_LIBRARY_PATH=$nccl_ld FI_PROVIDER=uet OFI_NCCL_PROTOCOL=SENDRECV \
+      timeout 60 "$PREFIX/usr/bin/orterun" --mca plm isolated --mca btl self,vader --mca pml ob1 \
+      -x LD_LIBRARY_PATH -x FI_PROVIDER -x FI_PROVIDER_PATH -x OFI_NCCL_PROTOCOL \
+      -np 2 "$NCCL_DIR/tests/$t" >>"$nlog" 2>&1
+    rc=$?
+    echo "(exit $rc)" >>"$nlog"
+    [[ $rc -eq 0 ]] && r=pass || { r="FAIL (exit $rc)"; fail=1; }
+    echo "| $t | $r | $((SECONDS - t0)) |" >>"$OUT/summary.md"
+  done
+fi
+
 rm -rf "$PREFIX"
 echo "device-run: $([[ $fail -eq 0 ]] && echo all passed || echo FAILURES): results in $OUT"
 cat "$OUT/summary.md"
