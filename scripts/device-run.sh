@@ -179,15 +179,23 @@ fail=0
 # ---- the hmem gtests, against the real driver ----
 if step gtests; then
 echo "device-run: gtests"
-t0=$SECONDS
-if timeout 200 "${path[uet_prov_hmem_test]}" --gtest_output=xml:"$OUT/gtest.xml" \
-    >"$OUT/gtest.log" 2>&1; then
-  result=passed
-else
-  result="FAILED (exit $?)"
-  fail=1
-fi
-echo "- gtests (uet_prov_hmem_test, ${mock:+MOCK driver}${mock:-real driver}): $result in $((SECONDS - t0)) s; $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/gtest.log" | tr '\n' ' ')" >>"$OUT/summary.md"
+# SMALL_COPY_MODES: FI_UET_HMEM_SMALL_COPY values the gtests run under (sync:
+# cuMemcpyDtoH/HtoD, the default; async: asynchronous copy + event polled).
+: >"$OUT/gtest.log"
+for mode in ${SMALL_COPY_MODES:-sync}; do
+  t0=$SECONDS
+  xml=()
+  [[ $mode == "${SMALL_COPY_MODES%% *}" || -z ${SMALL_COPY_MODES:-} ]] && xml=(--gtest_output=xml:"$OUT/gtest.xml")
+  echo "### FI_UET_HMEM_SMALL_COPY=$mode" >>"$OUT/gtest.log"
+  if FI_UET_HMEM_SMALL_COPY=$mode timeout 200 "${path[uet_prov_hmem_test]}" "${xml[@]}" \
+      >>"$OUT/gtest.log" 2>&1; then
+    result=passed
+  else
+    result="FAILED (exit $?)"
+    fail=1
+  fi
+  echo "- gtests (uet_prov_hmem_test, ${mock:+MOCK driver}${mock:-real driver}, FI_UET_HMEM_SMALL_COPY=$mode): $result in $((SECONDS - t0)) s; $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$OUT/gtest.log" | tail -3 | tr '\n' ' ')" >>"$OUT/summary.md"
+done
 fi
 
 # ---- ping-pong over loopback ----
@@ -199,7 +207,7 @@ pingpong() {  # pingpong SERVER_MEM CLIENT_MEM ARGS...: one run, output appended
   local smem=$1 cmem=$2
   shift 2
   port=$((port + 1))
-  echo "### server -m $smem, client -m $cmem: $*" >>"$log"
+  echo "### server -m $smem, client -m $cmem: $*${FI_UET_HMEM_SMALL_COPY:+ (FI_UET_HMEM_SMALL_COPY=$FI_UET_HMEM_SMALL_COPY)}" >>"$log"
   timeout $PP_TIMEOUT "${path[uet-hmem-pingpong]}" -p uet -e rdm -m "$smem" -B $port -s 127.0.0.1 "$@" \
     >>"$log.server" 2>&1 &
   local spid=$!
@@ -213,12 +221,13 @@ pingpong() {  # pingpong SERVER_MEM CLIENT_MEM ARGS...: one run, output appended
 }
 
 if step matrix; then
-echo "device-run: ping-pong matrix"
+echo "device-run: ping-pong matrix (FI_UET_HMEM_SMALL_COPY=${MATRIX_SMALL_COPY:-sync})"
+export FI_UET_HMEM_SMALL_COPY=${MATRIX_SMALL_COPY:-sync}
 log=$OUT/pingpong.log
 : >"$log"
 {
   echo
-  echo "## Ping-pong matrix (uet-hmem-pingpong -S all -c, loopback)"
+  echo "## Ping-pong matrix (uet-hmem-pingpong -S all -c, loopback, FI_UET_HMEM_SMALL_COPY=$FI_UET_HMEM_SMALL_COPY)"
   echo
   echo "| client | server | mode | result |"
   echo "|---|---|---|---|"
@@ -231,6 +240,7 @@ for pair in "cuda cuda" "host cuda" "cuda host" "cuda cuda tagged"; do
   echo "| $1 | $2 | ${3:-msg} | $r |" >>"$OUT/summary.md"
 done
 cat "$log.server" >>"$log" 2>/dev/null && rm -f "$log.server"
+unset FI_UET_HMEM_SMALL_COPY
 fi
 
 # ---- where the time goes: CUDA copies taking turns, no network ----
@@ -249,8 +259,11 @@ probe() {  # probe ARGS...: appended to $log and to $probe_md
   echo "$out" | sed 's/^/    /' >>"$probe_md"
 }
 probe_md=$(mktemp)
-for size in 64 4096; do
-  for mode in alone threads procs; do probe -n 2000 -s $size $mode; done
+for size in ${PROBE_SIZES:-64 4096}; do
+  for mode in alone threads procs; do
+    probe -n 2000 -s $size $mode
+    probe -n 2000 -s $size -a $mode
+  done
 done
 
 # MPS (nvidia-cuda-mps-control, if the driver image has it): the two
@@ -283,7 +296,7 @@ pingpong_loop() {  # pingpong_loop MEM ARGS...
   local mem=$1
   shift
   port=$((port + 1))
-  echo "### one process (-L), -m $mem: $*" >>"$log"
+  echo "### one process (-L), -m $mem: $*${FI_UET_HMEM_SMALL_COPY:+ (FI_UET_HMEM_SMALL_COPY=$FI_UET_HMEM_SMALL_COPY)}" >>"$log"
   timeout $PP_TIMEOUT "${path[uet-hmem-pingpong]}" -L -p uet -e rdm -m "$mem" -B $port "$@" >>"$log" 2>&1
   local rc=$?
   echo "(exit $rc)" >>"$log"
@@ -326,15 +339,27 @@ bench_row() {  # bench_row LABEL MEM loop|procs
   echo "$row" >>"$OUT/bench.md"
 }
 export FI_UET_HMEM_TIMING=1
-for round in 1 2; do
+for round in $(seq 1 "${BENCH_ROUNDS:-2}"); do
   bench_row "host<->host" host procs
   bench_row "cuda<->cuda" cuda procs
   bench_row "host<->host, one process" host loop
   bench_row "cuda<->cuda, one process" cuda loop
+  if [[ -n ${BENCH_ASYNC:-} ]]; then
+    export FI_UET_HMEM_SMALL_COPY=async
+    bench_row "cuda<->cuda, SMALL_COPY=async" cuda procs
+    bench_row "cuda<->cuda, one process, SMALL_COPY=async" cuda loop
+    unset FI_UET_HMEM_SMALL_COPY
+  fi
 done
 if mps_start; then
   probe -n 2000 -s 64 procs
+  probe -n 2000 -s 64 -a procs
   bench_row "cuda<->cuda, MPS" cuda procs
+  if [[ -n ${BENCH_ASYNC:-} ]]; then
+    export FI_UET_HMEM_SMALL_COPY=async
+    bench_row "cuda<->cuda, MPS, SMALL_COPY=async" cuda procs
+    unset FI_UET_HMEM_SMALL_COPY
+  fi
   bench_row "host<->host, MPS running" host procs
   mps_stop
   mps_note="MPS rows: nvidia-cuda-mps-control found and started."
@@ -374,6 +399,10 @@ if [[ -n $NCCL_DIR ]] && step nccl; then
   export OPAL_PREFIX=$PREFIX/usr OPAL_SYSCONFDIR=$PREFIX/etc/openmpi
   export PMIX_INSTALL_PREFIX=$PREFIX/usr/lib/x86_64-linux-gnu/pmix2
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export PMIX_MCA_pcompress_base_silence_warning=1
+  # Two ranks on one host: each endpoint its own UDP port (issue 18 makes this
+  # the default; until then FI_UET_PORT=0 asks for an ephemeral one).
+  export FI_UET_PORT=0
   nccl_ld=$NCCL_DIR/plugin:$PREFIX/usr/lib/x86_64-linux-gnu/openmpi/lib:$LD_LIBRARY_PATH
   for t in nccl_connection nccl_message_transfer ring reuse_listen_comm inflight_close; do
     if [[ $ok_unpack -eq 0 || ! -x $NCCL_DIR/tests/$t ]]; then
@@ -386,7 +415,7 @@ if [[ -n $NCCL_DIR ]] && step nccl; then
     t0=$SECONDS
     LD_LIBRARY_PATH=$nccl_ld FI_PROVIDER=uet OFI_NCCL_PROTOCOL=SENDRECV \
       timeout 60 "$PREFIX/usr/bin/orterun" --mca plm isolated --mca btl self,vader --mca pml ob1 \
-      -x LD_LIBRARY_PATH -x FI_PROVIDER -x FI_PROVIDER_PATH -x OFI_NCCL_PROTOCOL \
+      -x LD_LIBRARY_PATH -x FI_PROVIDER -x FI_PROVIDER_PATH -x OFI_NCCL_PROTOCOL -x FI_UET_PORT \
       -np 2 "$NCCL_DIR/tests/$t" >>"$nlog" 2>&1
     rc=$?
     echo "(exit $rc)" >>"$nlog"

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "provider/hmem/cuda_timing.h"
 
@@ -107,6 +108,8 @@ void CudaDriver::Load() {
     return;
   }
   devices_.resize(static_cast<size_t>(device_count_));
+  const char* small = std::getenv("FI_UET_HMEM_SMALL_COPY");
+  small_copy_async_ = small != nullptr && std::string(small) == "async";
   ok_ = true;
 }
 
@@ -171,6 +174,11 @@ CudaDriver::Device* CudaDriver::DeviceState(int ordinal, CUresult* error) {
     (void)api_.cuStreamDestroy(d->to_host);
     return nullptr;
   }
+  if (small_copy_async_ &&
+      ((*error = api_.cuEventCreate(&d->small_to_host, kEventDisableTiming)) != kCudaSuccess ||
+       (*error = api_.cuEventCreate(&d->small_to_device, kEventDisableTiming)) != kCudaSuccess)) {
+    return nullptr;  // (the streams leak: the driver state is never torn down anyway)
+  }
   slot = std::move(d);
   return slot.get();
 }
@@ -191,6 +199,7 @@ CUresult CudaDriver::CopyToHost(int device, void* dst, const void* src, size_t n
   if (d == nullptr) return r;
   ScopedContext scope(api_, d->ctx);
   TimedScope timed(TimedCall::kMemcpyDtoH);
+  if (small_copy_async_) return CopySpin(*d, Direction::kToHost, dst, src, n);
   return api_.cuMemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), n);
 }
 
@@ -200,7 +209,26 @@ CUresult CudaDriver::CopyToDevice(int device, void* dst, const void* src, size_t
   if (d == nullptr) return r;
   ScopedContext scope(api_, d->ctx);
   TimedScope timed(TimedCall::kMemcpyHtoD);
+  if (small_copy_async_) return CopySpin(*d, Direction::kToDevice, dst, src, n);
   return api_.cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, n);
+}
+
+CUresult CudaDriver::CopySpin(Device& d, Direction dir, void* dst, const void* src, size_t n) {
+  // The streams are in order: if another thread records the same event later
+  // on the same stream, its firing still means this copy has landed.
+  CUevent event = dir == Direction::kToHost ? d.small_to_host : d.small_to_device;
+  CUresult r;
+  if (dir == Direction::kToHost) {
+    r = api_.cuMemcpyDtoHAsync(dst, reinterpret_cast<CUdeviceptr>(src), n, d.to_host);
+    if (r == kCudaSuccess) r = api_.cuEventRecord(event, d.to_host);
+  } else {
+    r = api_.cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(dst), src, n, d.to_device);
+    if (r == kCudaSuccess) r = api_.cuEventRecord(event, d.to_device);
+  }
+  if (r != kCudaSuccess) return r;
+  while ((r = api_.cuEventQuery(event)) == kCudaErrorNotReady) {
+  }
+  return r;
 }
 
 CUresult CudaDriver::CopyAsync(int device, Direction dir, void* dst, const void* src, size_t n,
