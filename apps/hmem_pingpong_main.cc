@@ -7,6 +7,10 @@
 //
 //   server: uet-hmem-pingpong [-p uet] [-m cuda] [-B port]
 //   client: uet-hmem-pingpong [-p uet] [-m host] [-S size|all] [-I iters] [-c] <server>
+//   both:   uet-hmem-pingpong -L [-m cuda] [-S ...]   server and client as two
+//           threads of one process (one CUDA context: no GPU time-slicing
+//           between two processes sharing a GPU, spec-notes/hmem.md
+//           "Where the time goes"); the client's table is printed
 //
 // The client sends its sizes, iterations and check flag to the server over
 // the TCP control connection (fi_pingpong's -B/-P ports), then both exchange
@@ -40,6 +44,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -97,6 +102,10 @@ struct Cuda {
       Die("-m cuda: cuInit failed (CUresult %d%s)", r, r == 100 ? ": no GPU" : "");
     int n = 0;
     if (cuDeviceGetCount(&n) != 0 || device >= n) Die("-m cuda: no CUDA device %d", device);
+    MakeCurrent(device);
+  }
+  // The device's primary context, current on the calling thread.
+  void MakeCurrent(int device) const {
     CUctx_st* ctx = nullptr;
     if (cuDevicePrimaryCtxRetain(&ctx, device) != 0 || cuCtxSetCurrent(ctx) != 0) {
       Die("-m cuda: cannot use device %d's primary context", device);
@@ -122,6 +131,8 @@ struct Options {
   bool tagged = false;
   int device = 0;
   bool verbose = false;
+  bool loop = false;   // -L: server and client in one process
+  bool quiet = false;  // the -L server thread prints nothing
 };
 
 void Usage() {
@@ -144,6 +155,7 @@ void Usage() {
       "                 (repeatable: -m cuda -m tagged)\n"
       " -i <device>     CUDA device ordinal for -m cuda (0)\n"
       " -s <address>    local address to bind (default: the provider's, port ephemeral)\n"
+      " -L              server and client as two threads of this process (loopback)\n"
       " -v              verbose\n"
       " -h              this help\n"
       "The client's -S/-I/-w/-c are sent to the server. Exit status 0 on success.\n");
@@ -166,7 +178,7 @@ size_t ParseSize(const char* s) {
 Options ParseArgs(int argc, char** argv) {
   Options o;
   int c;
-  while ((c = getopt(argc, argv, "B:P:p:e:I:w:S:cm:i:s:vh")) != -1) {
+  while ((c = getopt(argc, argv, "B:P:p:e:I:w:S:cm:i:s:vhL")) != -1) {
     switch (c) {
       case 'B':
         o.ctl_src_port = optarg;
@@ -225,6 +237,9 @@ Options ParseArgs(int argc, char** argv) {
       case 'v':
         o.verbose = true;
         break;
+      case 'L':
+        o.loop = true;
+        break;
       case 'h':
         Usage();
         std::exit(0);
@@ -244,7 +259,8 @@ Options ParseArgs(int argc, char** argv) {
 }
 
 // ---- the control connection ----
-int g_ctl = -1;
+// One per side (thread_local: -L runs both sides in one process).
+thread_local int g_ctl = -1;
 
 void SendAll(const void* p, size_t n) {
   const char* c = static_cast<const char*>(p);
@@ -453,10 +469,9 @@ std::string Human(double v) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  Options o = ParseArgs(argc, argv);
+// One side (server without o.dest, client with it); the exit status.
+int RunSide(Options o) {
   const bool client = !o.dest.empty();
-  if (o.cuda) g_cuda.Load(o.device);
   ConnectControl(o);
 
   // The client's run parameters go to the server.
@@ -503,14 +518,14 @@ int main(int argc, char** argv) {
   tx.Open(o, f.domain, max);
   rx.Open(o, f.domain, max);
 
-  std::printf(
+  if (!o.quiet) std::printf(
       "# uet-hmem-pingpong: %s, provider %s (%s), this side %s%s, peer %s, %s, "
       "%d warm-up + %d timed iterations%s\n",
       client ? "client" : "server", f.info->fabric_attr->prov_name, f.info->fabric_attr->name,
       o.cuda ? "cuda device " : "host", o.cuda ? std::to_string(o.device).c_str() : "",
       peer_cuda ? "cuda" : "host", o.tagged ? "tagged" : "msg", o.warmup, o.iters,
       o.check ? ", data check on (timings include it)" : "");
-  std::printf("%-10s %-8s %-8s %-8s %-10s %-10s %-11s %-10s\n", "bytes", "#sent", "#ack", "total",
+  if (!o.quiet) std::printf("%-10s %-8s %-8s %-8s %-10s %-10s %-11s %-10s\n", "bytes", "#sent", "#ack", "total",
               "time", "MB/sec", "usec/xfer", "Mxfers/sec");
   std::fflush(stdout);
 
@@ -558,7 +573,7 @@ int main(int argc, char** argv) {
     const double bytes = xfers * static_cast<double>(size);
     char time[32];
     std::snprintf(time, sizeof time, "%.2fs", seconds);
-    std::printf("%-10zu %-8d =%-7d %-8s %-10s %-10.2f %-11.2f %-10.2f\n", size, o.iters, o.iters,
+    if (!o.quiet) std::printf("%-10zu %-8d =%-7d %-8s %-10s %-10.2f %-11.2f %-10.2f\n", size, o.iters, o.iters,
                 Human(bytes).c_str(), time, bytes / seconds / 1e6, seconds / xfers * 1e6,
                 xfers / seconds / 1e6);
     std::fflush(stdout);
@@ -579,4 +594,28 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  Options o = ParseArgs(argc, argv);
+  if (o.cuda) g_cuda.Load(o.device);
+  if (!o.loop) return RunSide(o);
+  // -L: the server in a thread, the client here, over 127.0.0.1. CUDA's
+  // primary context is per process: the server thread makes it current too.
+  Options server = o;
+  server.dest.clear();
+  server.quiet = true;
+  if (server.src.empty()) server.src = "127.0.0.1";
+  Options client = o;
+  client.ctl_dst_port = o.ctl_src_port;
+  if (client.dest.empty()) client.dest = "127.0.0.1";
+  if (client.src.empty()) client.src = "127.0.0.1";
+  int server_rc = 1;
+  std::thread t([&] {
+    if (server.cuda) g_cuda.MakeCurrent(server.device);
+    server_rc = RunSide(server);
+  });
+  const int client_rc = RunSide(client);
+  t.join();
+  return client_rc != 0 ? client_rc : server_rc;
 }

@@ -24,6 +24,7 @@
 #include <type_traits>
 
 #include "provider/uet_auth_key.h"
+#include "provider/uet_nic.h"
 #include "uet/bytes.h"
 
 namespace uet::prov {
@@ -941,6 +942,7 @@ int GetInfoImpl(uint32_t version, const char* node, const char* service, uint64_
       fi_freeinfo(head);
       return -FI_ENOMEM;
     }
+    cur->nic = NewNicFor(src.fabric_address);  // provider/uet_nic.h; nullptr: none known
     if (dest) {
       cur->dest_addr = NewAddressBlob(*dest, &cur->dest_addrlen);
       if (cur->dest_addr == nullptr) {

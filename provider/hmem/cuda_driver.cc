@@ -3,6 +3,9 @@
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <cstdlib>
+
+#include "provider/hmem/cuda_timing.h"
 
 namespace uet::prov::hmem {
 
@@ -11,6 +14,7 @@ namespace uet::prov::hmem {
 class CudaDriver::ScopedContext {
  public:
   ScopedContext(const CudaApi& api, CUcontext ctx) : api_(api) {
+    TimedScope timed(TimedCall::kContextPush);
     CUcontext cur = nullptr;
     if (api_.cuCtxGetCurrent(&cur) == kCudaSuccess && cur == ctx) return;
     pushed_ = api_.cuCtxPushCurrent(ctx) == kCudaSuccess;
@@ -104,6 +108,8 @@ void CudaDriver::Load() {
     return;
   }
   devices_.resize(static_cast<size_t>(device_count_));
+  const char* small = std::getenv("FI_UET_HMEM_SMALL_COPY");
+  small_copy_async_ = small != nullptr && std::string(small) == "async";
   ok_ = true;
 }
 
@@ -128,8 +134,11 @@ CUresult CudaDriver::Query(const void* ptr, PointerInfo* info) const {
   int attrs[] = {kPointerAttrMemoryType, kPointerAttrIsManaged,      kPointerAttrDeviceOrdinal,
                  kPointerAttrBufferId,   kPointerAttrRangeStartAddr, kPointerAttrRangeSize};
   void* data[] = {&memory_type, &is_managed, &ordinal, &buffer_id, &start, &size};
-  const CUresult r =
-      api_.cuPointerGetAttributes(6, attrs, data, reinterpret_cast<CUdeviceptr>(ptr));
+  CUresult r = kCudaSuccess;
+  {
+    TimedScope timed(TimedCall::kPointerQuery);
+    r = api_.cuPointerGetAttributes(6, attrs, data, reinterpret_cast<CUdeviceptr>(ptr));
+  }
   *info = PointerInfo{};
   // Memory CUDA does not know: INVALID_VALUE from some drivers, success with
   // a null memory type from others (documented for cuPointerGetAttributes).
@@ -165,6 +174,11 @@ CudaDriver::Device* CudaDriver::DeviceState(int ordinal, CUresult* error) {
     (void)api_.cuStreamDestroy(d->to_host);
     return nullptr;
   }
+  if (small_copy_async_ &&
+      ((*error = api_.cuEventCreate(&d->small_to_host, kEventDisableTiming)) != kCudaSuccess ||
+       (*error = api_.cuEventCreate(&d->small_to_device, kEventDisableTiming)) != kCudaSuccess)) {
+    return nullptr;  // (the streams leak: the driver state is never torn down anyway)
+  }
   slot = std::move(d);
   return slot.get();
 }
@@ -184,6 +198,8 @@ CUresult CudaDriver::CopyToHost(int device, void* dst, const void* src, size_t n
   Device* d = DeviceState(device, &r);
   if (d == nullptr) return r;
   ScopedContext scope(api_, d->ctx);
+  TimedScope timed(TimedCall::kMemcpyDtoH);
+  if (small_copy_async_) return CopySpin(*d, Direction::kToHost, dst, src, n);
   return api_.cuMemcpyDtoH(dst, reinterpret_cast<CUdeviceptr>(src), n);
 }
 
@@ -192,7 +208,27 @@ CUresult CudaDriver::CopyToDevice(int device, void* dst, const void* src, size_t
   Device* d = DeviceState(device, &r);
   if (d == nullptr) return r;
   ScopedContext scope(api_, d->ctx);
+  TimedScope timed(TimedCall::kMemcpyHtoD);
+  if (small_copy_async_) return CopySpin(*d, Direction::kToDevice, dst, src, n);
   return api_.cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), src, n);
+}
+
+CUresult CudaDriver::CopySpin(Device& d, Direction dir, void* dst, const void* src, size_t n) {
+  // The streams are in order: if another thread records the same event later
+  // on the same stream, its firing still means this copy has landed.
+  CUevent event = dir == Direction::kToHost ? d.small_to_host : d.small_to_device;
+  CUresult r;
+  if (dir == Direction::kToHost) {
+    r = api_.cuMemcpyDtoHAsync(dst, reinterpret_cast<CUdeviceptr>(src), n, d.to_host);
+    if (r == kCudaSuccess) r = api_.cuEventRecord(event, d.to_host);
+  } else {
+    r = api_.cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(dst), src, n, d.to_device);
+    if (r == kCudaSuccess) r = api_.cuEventRecord(event, d.to_device);
+  }
+  if (r != kCudaSuccess) return r;
+  while ((r = api_.cuEventQuery(event)) == kCudaErrorNotReady) {
+  }
+  return r;
 }
 
 CUresult CudaDriver::CopyAsync(int device, Direction dir, void* dst, const void* src, size_t n,
@@ -201,6 +237,7 @@ CUresult CudaDriver::CopyAsync(int device, Direction dir, void* dst, const void*
   Device* d = DeviceState(device, &r);
   if (d == nullptr) return r;
   ScopedContext scope(api_, d->ctx);
+  TimedScope timed(TimedCall::kMemcpyAsync);
   if (dir == Direction::kToHost) {
     r = api_.cuMemcpyDtoHAsync(dst, reinterpret_cast<CUdeviceptr>(src), n, d->to_host);
     if (r == kCudaSuccess) r = api_.cuEventRecord(event, d->to_host);
@@ -216,6 +253,7 @@ CUresult CudaDriver::QueryEvent(int device, CUevent event) {
   Device* d = DeviceState(device, &r);
   if (d == nullptr) return r;
   ScopedContext scope(api_, d->ctx);
+  TimedScope timed(TimedCall::kEventQuery);
   return api_.cuEventQuery(event);
 }
 
@@ -240,6 +278,7 @@ CUresult CudaDriver::AcquireEvent(int device, CUevent* event) {
     }
   }
   ScopedContext scope(api_, d->ctx);
+  TimedScope timed(TimedCall::kEventCreate);
   return api_.cuEventCreate(event, kEventDisableTiming);
 }
 
@@ -256,6 +295,7 @@ CUresult CudaDriver::HostAlloc(size_t n, void** p) {
   Device* d = DeviceState(0, &r);  // portable: usable from every context
   if (d == nullptr) return r;
   ScopedContext scope(api_, d->ctx);
+  TimedScope timed(TimedCall::kHostAlloc);
   return api_.cuMemHostAlloc(p, n, kMemHostAllocPortable);
 }
 

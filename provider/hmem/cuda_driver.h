@@ -134,9 +134,14 @@ class CudaDriver {
   // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS = 1 on the allocation holding `ptr`.
   CUresult SetSyncMemops(const void* ptr, int device);
 
-  // Synchronous copies (small ones) in `device`'s primary context.
+  // Synchronous copies (small ones) in `device`'s primary context: the copy
+  // has landed when they return. FI_UET_HMEM_SMALL_COPY=async makes them an
+  // asynchronous copy on the direction's stream plus an event polled until
+  // it fires (no cuMemcpy on the legacy stream; spec-notes/hmem.md "Where
+  // the time goes"); the default is cuMemcpyDtoH / cuMemcpyHtoD.
   CUresult CopyToHost(int device, void* dst, const void* src, size_t n);
   CUresult CopyToDevice(int device, void* dst, const void* src, size_t n);
+  bool small_copy_async() const { return small_copy_async_; }
   // An asynchronous copy on `device`'s stream for `dir`, then `event` recorded
   // after it (the caller polls it with cuEventQuery).
   CUresult CopyAsync(int device, Direction dir, void* dst, const void* src, size_t n,
@@ -160,6 +165,8 @@ class CudaDriver {
     CUstream to_host = nullptr;
     CUstream to_device = nullptr;
     std::vector<CUevent> free_events;
+    CUevent small_to_host = nullptr;  // FI_UET_HMEM_SMALL_COPY=async
+    CUevent small_to_device = nullptr;
   };
   class ScopedContext;
 
@@ -167,6 +174,8 @@ class CudaDriver {
   void Load();
   // The device's state, created on first use (nullptr + error when it cannot be).
   Device* DeviceState(int ordinal, CUresult* error);
+  // One asynchronous copy, then its event polled until it fires.
+  CUresult CopySpin(Device& d, Direction dir, void* dst, const void* src, size_t n);
 
   CudaApi api_;
   void* handle_ = nullptr;
@@ -174,6 +183,7 @@ class CudaDriver {
   std::string why_not_;
   int device_count_ = 0;
   int driver_version_ = 0;
+  bool small_copy_async_ = false;
   std::mutex mu_;  // devices_ and their event pools
   std::vector<std::unique_ptr<Device>> devices_;
 };

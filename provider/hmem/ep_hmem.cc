@@ -1,8 +1,12 @@
 #include "provider/hmem/ep_hmem.h"
 
 #include <rdma/fi_errno.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+
+#include "provider/hmem/cuda_timing.h"
 
 namespace uet::prov::hmem {
 
@@ -13,6 +17,12 @@ EndpointHmem::EndpointHmem(const HmemConfig& config, HmemEvents& events)
 
 EndpointHmem::~EndpointHmem() {
   for (Job& job : jobs_) ReleaseEvents(job, /*wait=*/true);
+  // FI_UET_HMEM_TIMING: where this process's device copies spent their time
+  // (cumulative over the process; spec-notes/hmem.md "Where the time goes").
+  if (CudaTiming::Get().on()) {
+    std::fprintf(stderr, "uet: FI_HMEM timing (pid %d): %s\n", static_cast<int>(getpid()),
+                 CudaTiming::Get().Report().c_str());
+  }
 }
 
 void EndpointHmem::ReleaseEvents(Job& job, bool wait) {

@@ -52,6 +52,22 @@ class LogEnvironment : public ::testing::Environment {
 };
 const auto* const g_log_env = ::testing::AddGlobalTestEnvironment(new LogEnvironment);
 
+// FI_PROVIDER_PATH as the process found it (read before any fixture sets it):
+// scripts/device-run.sh runs this binary from a --bundle folder, where the
+// build path compiled in (UET_PROVIDER_DIR) does not exist.
+const std::string g_user_provider_path = [] {
+  const char* p = std::getenv("FI_PROVIDER_PATH");
+  return std::string(p != nullptr ? p : "");
+}();
+
+// Points libfabric at the provider: FI_PROVIDER_PATH when the caller set one,
+// else the build tree's. Call before the first fi_* call of the process.
+void UseProviderPath() {
+  setenv("FI_PROVIDER_PATH",
+         g_user_provider_path.empty() ? UET_PROVIDER_DIR : g_user_provider_path.c_str(), 1);
+  setenv("FI_PROVIDER", "uet", 0);  // keep libfabric from probing the others
+}
+
 // Runs `f` and returns what it printed on stderr (libfabric's log).
 template <typename F>
 std::string StderrOf(F&& f) {
@@ -71,6 +87,13 @@ int RegAttr(fid_domain* d, void* buf, size_t len, fi_hmem_iface iface, int devic
   attr.iface = iface;
   attr.device.cuda = device;
   return fi_mr_regattr(d, &attr, 0, mr);
+}
+
+// FI_UET_HMEM_SMALL_COPY=async (ctest uet_prov_hmem_test.mock_async): copies
+// up to the sync limit are asynchronous copies polled until they land.
+bool SmallCopyAsync() {
+  const char* v = std::getenv("FI_UET_HMEM_SMALL_COPY");
+  return v != nullptr && std::string(v) == "async";
 }
 
 enum class Mem { kHost, kDevice };
@@ -140,6 +163,10 @@ std::vector<uint8_t> WithGuard(std::vector<uint8_t> v, uint8_t guard = 0xEE) {
 // device (mock or real).
 class Hmem : public RdmApi {
  protected:
+  static void SetUpTestSuite() {
+    RdmApi::SetUpTestSuite();  // sets the build tree's path ...
+    UseProviderPath();         // ... which a caller's FI_PROVIDER_PATH overrides
+  }
   void SetUp() override {
     if (std::getenv("UET_HMEM_REQUIRE_GPU") != nullptr) {
       // scripts/device-run.sh: a GPU run must not pass by skipping.
@@ -304,7 +331,8 @@ TEST_P(HmemSend, ArrivesByteForByte) {
     const FakeCudaStats st = Since();
     EXPECT_EQ(st.synchronizes, 0u) << "progress waited for a copy";
     // Each device side above the synchronous limit copies in chunks.
-    const size_t chunks = len > kSyncMax ? (len + kChunk - 1) / kChunk : 0;
+    const size_t chunks =
+        len > kSyncMax ? (len + kChunk - 1) / kChunk : (SmallCopyAsync() && len > 0 ? 1 : 0);
     const size_t want_async =
         (src_mem == Mem::kDevice ? chunks : 0) + (dst_mem == Mem::kDevice ? chunks : 0);
     EXPECT_EQ(st.async_copies, want_async);
@@ -443,6 +471,77 @@ TEST_F(Hmem, CudaApiPermittedOption) {
             -FI_EOPBADSTATE);
 }
 
+// Given repeated device->device messages of one size, expect each to cost its
+// copies and nothing else (issue 21: a 64 B device message must not pay for
+// allocation, registration or synchronization). Up to the synchronous limit:
+// exactly one synchronous copy per side, no asynchronous copy, event, pointer
+// query, host allocation or synchronize, and no driver call but the copies and
+// their context checks. Above it: the chunked pipeline (asynchronous copies
+// whose events are polled), still without allocation (the bounce buffers and
+// events are reused) or synchronize. Counted by the mock driver; on a GPU only
+// the data is checked.
+class HmemCost : public Hmem, public ::testing::WithParamInterface<size_t> {};
+
+TEST_P(HmemCost, DeviceMessageCostsOnlyItsCopies) {
+  const size_t len = GetParam();
+  Buffer& src = NewBuffer(Mem::kDevice, a_.domain, len);
+  Buffer& dst = NewBuffer(Mem::kDevice, b_.domain, len);
+  const std::vector<uint8_t> data = Pattern(len, 7);
+  src.Fill(WithGuard(data, 0x11));
+  int sctx = 0, rctx = 0;
+  auto one = [&] {
+    ASSERT_EQ(fi_recv(b_.ep.ep, dst.ptr(), len, dst.desc(), FI_ADDR_UNSPEC, &rctx), 0);
+    ASSERT_EQ(fi_send(a_.ep.ep, src.ptr(), len, src.desc(), a_to_b_, &sctx), 0);
+    EXPECT_EQ(Ok(a_.ep.tx, "send").op_context, &sctx);
+    EXPECT_EQ(Ok(b_.ep.rx, "recv").len, len);
+  };
+  ASSERT_NO_FATAL_FAILURE(one());  // warm-up: bounce buffers and events made once
+  const FakeCudaStats before = Cuda().mock ? *Cuda().stats : FakeCudaStats{};
+  constexpr uint64_t kMessages = 8;
+  for (uint64_t i = 0; i < kMessages; ++i) ASSERT_NO_FATAL_FAILURE(one());
+  const FakeCudaStats now = Cuda().mock ? *Cuda().stats : FakeCudaStats{};
+  std::vector<uint8_t> got = dst.Contents();
+  got.resize(len);
+  EXPECT_TRUE(SameBytes(got, data));
+  if (!Cuda().mock) return;
+  const uint64_t sync = now.sync_copies - before.sync_copies;
+  const uint64_t async = now.async_copies - before.async_copies;
+  const uint64_t calls = now.calls - before.calls;
+  EXPECT_EQ(now.host_allocs - before.host_allocs, 0u) << "a bounce buffer allocated per message";
+  EXPECT_EQ(now.device_allocs - before.device_allocs, 0u);
+  EXPECT_EQ(now.pointer_queries - before.pointer_queries, 0u) << "a registration lookup per message";
+  EXPECT_EQ(now.sync_memops_set - before.sync_memops_set, 0u);
+  EXPECT_EQ(now.events_created - before.events_created, 0u) << "an event created per message";
+  EXPECT_EQ(now.synchronizes - before.synchronizes, 0u) << "progress waited for a copy";
+  if (len <= kSyncMax && SmallCopyAsync()) {
+    // FI_UET_HMEM_SMALL_COPY=async: each side one asynchronous copy whose
+    // event is polled until it fires; still no cuMemcpy, event creation,
+    // allocation or synchronize.
+    EXPECT_EQ(sync, 0u);
+    EXPECT_EQ(async, 2 * kMessages) << "one copy each side per message";
+    EXPECT_GE(now.event_queries - before.event_queries, async);
+  } else if (len <= kSyncMax) {
+    EXPECT_EQ(sync, 2 * kMessages) << "one synchronous copy each side per message";
+    EXPECT_EQ(async, 0u);
+    EXPECT_EQ(now.event_queries - before.event_queries, 0u);
+    // Each copy: cuCtxGetCurrent, and cuCtxPush/PopCurrent only when another
+    // context is current (never here: the test thread has the primary one).
+    EXPECT_EQ(calls, 2 * sync) << "driver calls beyond the copies and their context checks";
+  } else {
+    const uint64_t chunks = (len + kChunk - 1) / kChunk;
+    EXPECT_EQ(sync, 0u);
+    EXPECT_EQ(async, 2 * chunks * kMessages) << "the chunked pipeline, both sides";
+    EXPECT_GE(now.event_queries - before.event_queries, async);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, HmemCost,
+                         ::testing::Values(size_t{64}, size_t{4096}, size_t{kSyncMax},
+                                           size_t{1} << 20),
+                         [](const ::testing::TestParamInfo<size_t>& i) {
+                           return std::to_string(i.param) + "B";
+                         });
+
 class HmemAutoProgress : public Hmem {
  protected:
   fi_progress Progress() const override { return FI_PROGRESS_AUTO; }
@@ -491,8 +590,7 @@ TEST(HmemNoCuda, GetinfoWithHmemIsEnodataAndSaysWhy) {
   if (Cuda().ok)
     GTEST_SKIP() << "CUDA is usable here (" << (Cuda().mock ? "mock" : "real")
                  << " driver): this case is for hosts without it";
-  setenv("FI_PROVIDER_PATH", UET_PROVIDER_DIR, 1);
-  setenv("FI_PROVIDER", "uet", 0);
+  UseProviderPath();
   InfoPtr hints(fi_allocinfo());
   hints->caps = FI_MSG | FI_HMEM;
   hints->ep_attr->type = FI_EP_RDM;
