@@ -188,6 +188,8 @@ EngineCounters& EngineCounters::operator+=(const EngineCounters& o) {
   rudi_received += o.rudi_received;
   uud_sent += o.uud_sent;
   uud_received += o.uud_received;
+  stray_replies_suppressed += o.stray_replies_suppressed;
+  clear_requests_capped += o.clear_requests_capped;
   return *this;
 }
 

@@ -173,6 +173,11 @@ struct EngineCounters {
   uint64_t rudi_received = 0;       // RUDI requests handed to SES (repeats included)
   uint64_t uud_sent = 0;
   uint64_t uud_received = 0;
+  // NACKs to packets that matched no PDC not sent: the stray-reply bucket
+  // was empty (spec-notes/pds.md "Bounds on replies").
+  uint64_t stray_replies_suppressed = 0;
+  // CLEAR_REQs not sent because a stored response had its max_clear_requests.
+  uint64_t clear_requests_capped = 0;
 
   EngineCounters& operator+=(const EngineCounters& o);
 
@@ -255,6 +260,8 @@ void EngineCounters::Visit(Self& s, F& fn) {
   fn(std::string_view("rudi_received"), s.rudi_received);
   fn(std::string_view("uud_sent"), s.uud_sent);
   fn(std::string_view("uud_received"), s.uud_received);
+  fn(std::string_view("stray_replies_suppressed"), s.stray_replies_suppressed);
+  fn(std::string_view("clear_requests_capped"), s.clear_requests_capped);
 }
 
 }  // namespace uet::pds

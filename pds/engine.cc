@@ -111,6 +111,10 @@ Status EngineConfig::Validate() const {
   if (clear_request_after.count() <= 0) {
     return Error::Invalid(kContext, "clear_request_after", 0);
   }
+  if (max_clear_requests < 1 || max_clear_requests > 30) {
+    return Error::Invalid(kContext, "max_clear_requests", max_clear_requests);
+  }
+  if (stray_reply_burst < 1) return Error::Invalid(kContext, "stray_reply_burst", 0);
   if (max_gtd_responses < 1) return Error::Invalid(kContext, "max_gtd_responses", 0);
   if (entropy_count < 1 || entropy_count > EntropySelector::kMaxEvs) {
     return Error::Invalid(kContext, "entropy_count", entropy_count);
@@ -152,6 +156,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config, Rando
   e->tx_buffer_.resize(std::max(config.max_packet_bytes, kMaxHeaderBytes + SesResponse::kMaxBytes));
   UET_ASSIGN_OR_RETURN(RtoEstimator rto, RtoEstimator::Create(config.rto));
   e->rudi_rto_ = std::make_unique<RtoEstimator>(rto);
+  e->stray_tokens_ = config.stray_reply_burst;
   UET_ASSIGN_OR_RETURN(e->rx_cc_, cc::MakeReceiverCc(config.cc_name, config.cc));
   return e;
 }
@@ -341,6 +346,7 @@ void Engine::Emit(const FabricAddress& to, const PdsHeader& header,
 void Engine::OnPacket(TimePoint now, const FabricAddress& from, std::span<const std::byte> bytes,
                       RxMeta meta) {
   DepthGuard guard(depth_);
+  now_ = now;
   ByteReader r(bytes);
   Result<PdsHeader> parsed = ParsePdsHeader(r);
   if (!parsed.ok()) {
@@ -393,6 +399,7 @@ void Engine::OnPacket(TimePoint now, const FabricAddress& from, std::span<const 
 
 void Engine::OnTimer(TimePoint now) {
   DepthGuard guard(depth_);
+  now_ = now;
   // Handlers may remove PDCs: walk a copy of the IDs.
   std::vector<uint16_t> ids;
   ids.reserve(pdcs_.size());

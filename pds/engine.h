@@ -98,6 +98,17 @@ struct EngineConfig {
   // A retransmission timer that fires this late means this process was not
   // running (stopped, descheduled): its probes could not be answered.
   static constexpr Duration kStallLateness = std::chrono::seconds(1);
+  // Bounds on replies (spec-notes/pds.md "Bounds on replies"). CLEAR_REQs for
+  // one stored response back off (clear_request_after x 1, 2, 4, ...) and stop
+  // after this many; the stored-response expiry then removes the PDC. 8 asks
+  // over 255 x clear_request_after (255 ms by default).
+  static constexpr uint32_t kDefaultMaxClearRequests = 8;
+  // NACKs answering packets that match no PDC (unknown DPDCID, no PDC or CCC
+  // free, a Start_PSN challenge, a header mismatch, a control packet for a PDC
+  // we do not have): a token bucket per engine, this many at once and this
+  // many per second after. Anyone can provoke these, from any claimed source.
+  static constexpr uint32_t kDefaultStrayReplyBurst = 256;
+  static constexpr uint32_t kDefaultStrayRepliesPerSecond = 10000;
   // How long a target keeps a Start_PSN it minted for a SYN (validate_start_psn)
   // before it forgets it (REF's New_PDC_Time; spec-notes/pds.md "Start_PSN
   // validation"): many RTO floors, so an initiator that lost the NACK retries
@@ -136,6 +147,10 @@ struct EngineConfig {
   // packets of the same EV (0: off, the RTO alone).
   uint32_t sprayed_fast_retransmit_threshold = kDefaultSprayedFastRetransmitThreshold;
   Duration clear_request_after = kDefaultClearRequestAfter;
+  uint32_t max_clear_requests = kDefaultMaxClearRequests;  // 1 .. 30
+  // The stray-reply bucket (0 per second: only the burst, ever; tests).
+  uint32_t stray_reply_burst = kDefaultStrayReplyBurst;  // >= 1
+  uint32_t stray_replies_per_second = kDefaultStrayRepliesPerSecond;
   // Start_PSN validation for secure PDCs (the 1-RTT method): a SYN for a PDC
   // this target does not have opens nothing and delivers nothing; the target
   // mints a random Start_PSN, remembers it for new_pdc_time and answers NACK
@@ -455,7 +470,9 @@ class Engine {
   // arrival: P = 1, so the sender takes no RTT sample from ACK_PSN.
   void SendAck(TimePoint now, Pdc& pdc, Psn ack_psn, AckReason reason, bool ecn = false,
                const SesResponse* response = nullptr, bool reply = false);
-  // `counters`: the PDC the NACK belongs to, nullptr for none.
+  // `counters`: the PDC the NACK belongs to, nullptr for none: then the NACK
+  // answers a packet that matched no PDC and it is sent only if the stray-reply
+  // bucket has a token (counted in stray_replies_suppressed if not).
   void SendNack(PdcCounters* counters, const FabricAddress& to, NackCode code, Psn psn,
                 PdcId spdcid, PdcId dpdcid, uint32_t payload = 0);
   void ApplyClear(Pdc& pdc, Psn clear_psn);
@@ -513,6 +530,12 @@ class Engine {
   PdcCounters retired_;       // counters of PDCs already removed
   PdcCounters unattributed_;  // events of no PDC (NACKs to unknown PDCs)
   uint32_t max_outstanding_ = 0;
+  // The stray-reply token bucket (SendNack with no PDC): tokens, and the time
+  // they were last refilled (the `now` of the entry point that runs).
+  double stray_tokens_ = 0;
+  TimePoint stray_refilled_at_;
+  TimePoint now_;  // of the entry point on the stack, for the bucket
+  bool TakeStrayReplyToken();
   size_t gtd_stored_ = 0;
   size_t reorder_bytes_ = 0;
 

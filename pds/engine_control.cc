@@ -192,9 +192,15 @@ void Engine::EnterLinger(TimePoint now, Pdc& pdc) {
 
 TimePoint Engine::ClearRequestDue(const Pdc& pdc) const {
   if (!pdc.rx || pdc.rx->stored.empty()) return TimePoint::Max();
+  // Backoff and cap ("Bounds on replies"): the n-th CLEAR_REQ since the last
+  // progress waits clear_request_after x 2^n after the one before; after
+  // max_clear_requests none (StoredExpiry removes the PDC). Without them one
+  // forged SYN+READ with a bad key drew a CLEAR_REQ every 1 ms for 2 s.
+  const uint32_t n = pdc.rx->clear_requests;
+  if (n >= config_.max_clear_requests) return TimePoint::Max();
   const TimePoint oldest = pdc.rx->stored.begin()->second.stored_at;
   return std::max(oldest, pdc.rx->clear_requested_at.value_or(oldest)) +
-         config_.clear_request_after;
+         config_.clear_request_after * (int64_t{1} << n);
 }
 
 TimePoint Engine::StoredExpiry(const Pdc& pdc) const {
@@ -257,6 +263,7 @@ bool Engine::PdcTimers(TimePoint now, Pdc& pdc) {
     const Psn first = pdc.rx->stored.begin()->first;
     SendControl(now, pdc, ControlType::kClearReq, first, first.value());
     pdc.rx->clear_requested_at = now;
+    if (++pdc.rx->clear_requests == config_.max_clear_requests) ++counters_.clear_requests_capped;
   }
   if (config_.idle_close.count() == 0 || !pdc.Idle()) return true;
   if (pdc.is_initiator()) {

@@ -400,8 +400,26 @@ void Engine::SendAck(TimePoint now, Pdc& pdc, Psn ack_psn, AckReason reason, boo
   rx.ack.OnAckSent();
 }
 
+bool Engine::TakeStrayReplyToken() {
+  const double burst = config_.stray_reply_burst;
+  if (now_ > stray_refilled_at_) {
+    const double elapsed_s = std::chrono::duration<double>(now_ - stray_refilled_at_).count();
+    stray_tokens_ = std::min(burst, stray_tokens_ + elapsed_s * config_.stray_replies_per_second);
+    stray_refilled_at_ = now_;
+  }
+  if (stray_tokens_ < 1) {
+    ++counters_.stray_replies_suppressed;
+    return false;
+  }
+  stray_tokens_ -= 1;
+  return true;
+}
+
 void Engine::SendNack(PdcCounters* counters, const FabricAddress& to, NackCode code, Psn psn,
                       PdcId spdcid, PdcId dpdcid, uint32_t payload) {
+  // A packet that matched no PDC may come from anyone, claiming any source:
+  // what it provokes is rate-limited per engine ("Bounds on replies").
+  if (counters == nullptr && !TakeStrayReplyToken()) return;
   Nack nack;
   nack.nack_code = code;
   nack.nack_psn = psn;
@@ -421,6 +439,7 @@ void Engine::ApplyClear(Pdc& pdc, Psn clear_psn) {
   while (!rx.stored.empty() && rx.stored.begin()->first <= clear_psn) {
     rx.stored.erase(rx.stored.begin());
     --gtd_stored_;
+    rx.clear_requests = 0;  // the initiator answers: a fresh backoff for the next
   }
   if (rx.stored.empty()) rx.clear_requested_at.reset();
 }

@@ -43,6 +43,7 @@ Status Engine::Submit(TimePoint now, const SubmitRequest& request,
   Status st = OkStatus();
   {
     DepthGuard guard(depth_);
+    now_ = now;
     switch (request.mode) {
       case PdsMode::kRudi: st = SubmitRudi(now, request, ses_header_and_payload); break;
       case PdsMode::kUud: st = SubmitUud(request, ses_header_and_payload); break;

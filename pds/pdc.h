@@ -170,6 +170,9 @@ class ReceiverHalf {
   // Guaranteed-delivery responses by PSN (held in `window` until cleared).
   std::map<Psn, StoredResponse> stored;
   std::optional<TimePoint> clear_requested_at;
+  // CLEAR_REQs sent since the last progress (a clear that removed a stored
+  // response): the backoff exponent, capped by max_clear_requests.
+  uint32_t clear_requests = 0;
   // ROD: packets above a gap, by PSN; not yet received in `window`.
   std::map<Psn, Reordered> reordered;
   std::optional<Psn> rod_nacked_for;  // the expected PSN already NACKed (0x0D / 0x1A)

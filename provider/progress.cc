@@ -73,6 +73,13 @@ Progress::~Progress() {
   ses_->pds().counters().ForEach(add);
   ses_->pds().TotalPdcCounters().ForEach(add);
   UET_LOG_INFO(FI_LOG_EP_DATA, "uet: endpoint port %u PDS:%s\n", io_->local_port(), pds.c_str());
+  // What SES refused (a JobID of another job, unusable headers, ...).
+  const ses::SesCounters& sc = ses_->counters();
+  UET_LOG_INFO(FI_LOG_EP_DATA,
+               "uet: endpoint port %u SES: requests_refused=%llu requests_bad_job=%llu "
+               "malformed_requests=%llu datagrams_dropped=%llu\n",
+               io_->local_port(), ULL(sc.requests_refused), ULL(sc.requests_bad_job),
+               ULL(sc.malformed_requests), ULL(sc.datagrams_dropped));
   if (security_) {
     UET_LOG_INFO(FI_LOG_EP_DATA, "uet: endpoint port %u TSS SDI %u:%s\n", io_->local_port(),
                  security_->sdi(), security_->CountersText().c_str());
@@ -238,6 +245,7 @@ int FiErrorOf(const ses::Completion& c) {
     case ses::CompletionStatus::kOk: return FI_SUCCESS;
     case ses::CompletionStatus::kTruncated: return FI_ETRUNC;
     case ses::CompletionStatus::kCancelled: return FI_ECANCELED;
+    case ses::CompletionStatus::kNoMessage: return FI_ENOMSG;
     case ses::CompletionStatus::kRemoteError:
       if (c.rc == ses::ReturnCode::kBadMkey || c.rc == ses::ReturnCode::kPermViolation ||
           c.rc == ses::ReturnCode::kBadJobId) {
@@ -254,6 +262,12 @@ void Progress::OnRemoteWrite(const ses::Completion& c) {
   // A write with remote CQ data was placed (context 0: no posted receive is
   // consumed, we do not ask FI_RX_CQ_DATA). Always reported, whatever the
   // receive CQ's selective-completion binding.
+  // FI_RMA_EVENT (report_remote_access): every write is reported; it
+  // counts, and makes a CQ entry only with CQ data.
+  if (ep_.remote_write_cntr != nullptr) {
+    ep_.remote_write_cntr->Add(c.status == ses::CompletionStatus::kOk);
+  }
+  if (!c.cq_data) return;
   Cq* cq = ep_.rx_cq;
   if (cq == nullptr) return;
   const fi_addr_t src = ep_.av != nullptr ? ep_.av->Find(c.peer, c.initiator) : FI_ADDR_NOTAVAIL;
@@ -295,6 +309,13 @@ void Progress::OnCompletion(const ses::Completion& c) {
     OnRemoteWrite(c);
     return;
   }
+  if (c.kind == ses::OpKind::kRemoteRead || c.kind == ses::OpKind::kRemoteAtomic) {
+    // FI_RMA_EVENT: atomics count as remote writes (fi_cntr(3)).
+    Cntr* counter =
+        c.kind == ses::OpKind::kRemoteRead ? ep_.remote_read_cntr : ep_.remote_write_cntr;
+    if (counter != nullptr) counter->Add(c.status == ses::CompletionStatus::kOk);
+    return;
+  }
   auto it = ops_.find(c.context);
   if (it == ops_.end()) return;
   if (OpRecord& op = it->second; op.device != nullptr && op.device->dir ==
@@ -318,7 +339,9 @@ void Progress::OnCompletion(const ses::Completion& c) {
 
 void Progress::Report(std::map<uint64_t, OpRecord>::iterator it, const ses::Completion& c) {
   OpRecord& op = it->second;
-  if (Cntr* counter = CounterFor(op.flags)) counter->Add(c.status == ses::CompletionStatus::kOk);
+  if (Cntr* counter = op.counted ? CounterFor(op.flags) : nullptr) {
+    counter->Add(c.status == ses::CompletionStatus::kOk);
+  }
   Cq* cq = op.tx ? ep_.tx_cq : ep_.rx_cq;
   uint64_t flags = op.flags;
   if (c.cq_data) flags |= FI_REMOTE_CQ_DATA;
@@ -354,8 +377,14 @@ void Progress::Report(std::map<uint64_t, OpRecord>::iterator it, const ses::Comp
                            ? static_cast<int>(c.rc)
                            : static_cast<int>(c.transport.last_nack_code);
     e.src = src;
-    e.text = c.Describe();
-    if (op.device != nullptr && !op.device->error.empty()) e.text += "; " + op.device->error;
+    // A cancel or a peek that found nothing is no fault: like the stock
+    // providers' their entries carry no err_data (uet_cq.cc).
+    const bool detail = c.status != ses::CompletionStatus::kCancelled &&
+                        c.status != ses::CompletionStatus::kNoMessage;
+    if (detail) e.text = c.Describe();
+    if (detail && op.device != nullptr && !op.device->error.empty()) {
+      e.text += "; " + op.device->error;
+    }
     if (security_ && c.status == ses::CompletionStatus::kTransportError) {
       // Receivers never answer what fails authentication: say what silence
       // most likely means when TSS is on.
@@ -363,7 +392,9 @@ void Progress::Report(std::map<uint64_t, OpRecord>::iterator it, const ses::Comp
                 "): a peer without this secure domain's key fails to authenticate every "
                 "packet (its in_auth_fail_pkts count them) and never answers";
     }
-    UET_LOG_INFO(FI_LOG_CQ, "%s\n", e.text.c_str());
+    if (c.status != ses::CompletionStatus::kNoMessage) {
+      UET_LOG_INFO(FI_LOG_CQ, "%s\n", detail ? e.text.c_str() : c.Describe().c_str());
+    }
     CqPushError(*cq, std::move(e));
   }
   if (!op.multi_recv || c.multi_recv_released || c.status == ses::CompletionStatus::kCancelled) {

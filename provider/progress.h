@@ -33,6 +33,7 @@ struct OpRecord {
   void* user_context = nullptr;
   uint64_t flags = 0;            // FI_SEND|FI_MSG, FI_RECV|FI_TAGGED, ...
   bool report_success = true;    // false: inject, or selective completion without FI_COMPLETION
+  bool counted = true;           // false: a peek (FI_PEEK) moves no counter
   bool tx = true;                // which CQ
   std::byte* buf = nullptr;      // receive buffer (CQ msg format `buf`)
   bool multi_recv = false;

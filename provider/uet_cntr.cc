@@ -3,8 +3,10 @@
 // kind when it completes, successful or not (errors in the error count),
 // whether or not it reports a CQ entry (injects included). Reads and waits
 // drive the bound endpoints (manual progress). Remote-access counters
-// (FI_REMOTE_READ/WRITE) are refused: the SES target does not report every
-// remote access (spec-notes/provider.md).
+// (FI_REMOTE_READ/WRITE) need FI_RMA_EVENT: the SES target then reports every
+// access peers do on the endpoint's regions (spec-notes/provider.md
+// "fabtests 1.17 gaps"). A counter may also belong to a wait set
+// (FI_WAIT_SET, uet_wait.cc).
 #include <poll.h>
 
 #include <chrono>
@@ -134,6 +136,7 @@ int CntrClose(struct fid* fid) {
     }
     --c->domain->refs;
   }
+  WaitSetLeave(c);
   delete c;
   return FI_SUCCESS;
 }
@@ -170,8 +173,9 @@ int CntrOpen(struct fid_domain* domain, struct fi_cntr_attr* attr, struct fid_cn
     return -FI_ENOSYS;
   }
   const int wait_raw = attr != nullptr ? RawEnum(attr->wait_obj) : FI_WAIT_NONE;
-  if (wait_raw != FI_WAIT_NONE && wait_raw != FI_WAIT_UNSPEC && wait_raw != FI_WAIT_FD) {
-    UET_LOG_WARN(FI_LOG_CNTR, "uet: fi_cntr_open: wait object %d (NONE, UNSPEC, FD)\n",
+  if (wait_raw != FI_WAIT_NONE && wait_raw != FI_WAIT_UNSPEC && wait_raw != FI_WAIT_FD &&
+      wait_raw != FI_WAIT_SET) {
+    UET_LOG_WARN(FI_LOG_CNTR, "uet: fi_cntr_open: wait object %d (NONE, UNSPEC, FD, SET)\n",
                  wait_raw);
     return -FI_ENOSYS;
   }
@@ -183,6 +187,11 @@ int CntrOpen(struct fid_domain* domain, struct fi_cntr_attr* attr, struct fid_cn
     c->wait.reset(new (std::nothrow) WaitFd());
     const int rc = c->wait ? c->wait->Open() : -FI_ENOMEM;
     if (rc != FI_SUCCESS) {
+      delete c;
+      return rc;
+    }
+  } else if (wait == FI_WAIT_SET) {
+    if (const int rc = WaitSetJoin(attr->wait_set, c); rc != FI_SUCCESS) {
       delete c;
       return rc;
     }

@@ -54,21 +54,33 @@ ssize_t CqReadFrom(struct fid_cq* fid, void* buf, size_t count, fi_addr_t* src) 
   return ReadLocked(cq, buf, count, src);
 }
 
+// fi_cq(3): entries with detail text hand it out as err_data, copied into the
+// caller's buffer when err_data_size > 0 (API >= 1.5), else as a pointer to
+// the CQ's own copy (valid until the next read). Entries without detail (a
+// cancelled receive, a peek that found nothing) carry no err_data: the
+// caller's err_data pointer is never read or written for them, so an
+// application that passes an uninitialised entry (fabtests 1.17's
+// fi_recv_cancel and fi_rdm_tagged_peek) survives, as with the stock providers.
 ssize_t CqReadErr(struct fid_cq* fid, struct fi_cq_err_entry* buf, uint64_t flags) {
-  (void)flags;
   Cq& cq = *Owner<Cq>(fid);
+  if (buf == nullptr) {
+    UET_LOG_WARN(FI_LOG_CQ, "uet: fi_cq_readerr: NULL buf\n");
+    return -FI_EINVAL;
+  }
+  (void)flags;  // none defined; ignored as the stock providers do
   std::lock_guard lock(cq.domain->mu);
-  if (buf == nullptr) return -FI_EINVAL;
   if (cq.errors.empty()) return -FI_EAGAIN;
   CqError e = std::move(cq.errors.front());
   cq.errors.pop_front();
-  void* user_data = buf->err_data;
-  const size_t user_size = buf->err_data_size;
-  *buf = e.err;
+  const bool caller_buffer =
+      cq.domain->fabric->api_version >= FI_VERSION(1, 5) && buf->err_data_size > 0;
+  void* user_data = caller_buffer ? buf->err_data : nullptr;
+  const size_t user_size = caller_buffer ? buf->err_data_size : 0;
+  *buf = e.err;  // err_data NULL, err_data_size 0
+  if (e.text.empty()) return 1;
   cq.last_error_text = std::move(e.text);
   const size_t text_size = cq.last_error_text.size() + 1;
-  if (user_size > 0 && user_data != nullptr) {
-    // API >= 1.5: the caller gave a buffer for err_data.
+  if (user_data != nullptr) {
     const size_t n = std::min(user_size, text_size);
     std::memcpy(user_data, cq.last_error_text.c_str(), n);
     static_cast<char*>(user_data)[n - 1] = '\0';
@@ -146,6 +158,7 @@ int CqClose(struct fid* fid) {
     }
     --cq->domain->refs;
   }
+  WaitSetLeave(cq);
   delete cq;
   return FI_SUCCESS;
 }
@@ -193,8 +206,10 @@ int CqOpen(struct fid_domain* domain, struct fi_cq_attr* attr, struct fid_cq** c
            void* context) {
   if (domain == nullptr || attr == nullptr || cq == nullptr) return -FI_EINVAL;
   const int wait_raw = RawEnum(attr->wait_obj);
-  if (wait_raw != FI_WAIT_NONE && wait_raw != FI_WAIT_UNSPEC && wait_raw != FI_WAIT_FD) {
-    UET_LOG_WARN(FI_LOG_CQ, "uet: fi_cq_open: wait object %d not supported (NONE, UNSPEC, FD)\n",
+  if (wait_raw != FI_WAIT_NONE && wait_raw != FI_WAIT_UNSPEC && wait_raw != FI_WAIT_FD &&
+      wait_raw != FI_WAIT_SET) {
+    UET_LOG_WARN(FI_LOG_CQ,
+                 "uet: fi_cq_open: wait object %d not supported (NONE, UNSPEC, FD, SET)\n",
                  wait_raw);
     return -FI_ENOSYS;
   }
@@ -212,6 +227,11 @@ int CqOpen(struct fid_domain* domain, struct fi_cq_attr* attr, struct fid_cq** c
     c->wait.reset(new (std::nothrow) WaitFd());
     const int rc = c->wait ? c->wait->Open() : -FI_ENOMEM;
     if (rc != FI_SUCCESS) {
+      delete c;
+      return rc;
+    }
+  } else if (attr->wait_obj == FI_WAIT_SET) {
+    if (const int rc = WaitSetJoin(attr->wait_set, c); rc != FI_SUCCESS) {
       delete c;
       return rc;
     }

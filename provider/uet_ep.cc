@@ -21,6 +21,7 @@
 #include "provider/packet_security.h"
 #include "provider/progress.h"
 #include "provider/uet_auth_key.h"
+#include "provider/uet_port.h"
 #include "provider/uet_prov.h"
 
 namespace uet::prov {
@@ -84,11 +85,12 @@ int EpBind(struct fid* fid, struct fid* bfid, uint64_t flags) {
     }
     case FI_CLASS_CNTR: {
       Cntr* c = Owner<Cntr>(bfid);
-      constexpr uint64_t kCounted = FI_SEND | FI_TRANSMIT | FI_RECV | FI_READ | FI_WRITE;
-      if (flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) {
+      constexpr uint64_t kCounted = FI_SEND | FI_TRANSMIT | FI_RECV | FI_READ | FI_WRITE |
+                                    FI_REMOTE_READ | FI_REMOTE_WRITE;
+      if ((flags & (FI_REMOTE_READ | FI_REMOTE_WRITE)) && !(ep.info->caps & FI_RMA_EVENT)) {
         UET_LOG_WARN(FI_LOG_EP_CTRL,
-                     "uet: fi_ep_bind(cntr): FI_REMOTE_READ/WRITE counting is not supported "
-                     "(the target does not report every remote access)\n");
+                     "uet: fi_ep_bind(cntr): FI_REMOTE_READ/WRITE counting needs FI_RMA_EVENT "
+                     "in the endpoint's caps\n");
         return -FI_EOPNOTSUPP;
       }
       if ((flags & ~kCounted) != 0 || (flags & kCounted) == 0) return -FI_EBADFLAGS;
@@ -101,6 +103,8 @@ int EpBind(struct fid* fid, struct fid* bfid, uint64_t flags) {
       if (flags & FI_RECV) bind(ep.recv_cntr);
       if (flags & FI_READ) bind(ep.read_cntr);
       if (flags & FI_WRITE) bind(ep.write_cntr);
+      if (flags & FI_REMOTE_READ) bind(ep.remote_read_cntr);
+      if (flags & FI_REMOTE_WRITE) bind(ep.remote_write_cntr);
       if (std::find(c->endpoints.begin(), c->endpoints.end(), &ep) == c->endpoints.end()) {
         c->endpoints.push_back(&ep);
       }
@@ -130,6 +134,7 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
   const bool ordered = ep.info->tx_attr != nullptr && (ep.info->tx_attr->msg_order & kMsgOrder);
   c.mode = (p.delivery == "rod" || (p.delivery.empty() && ordered)) ? pds::PdsMode::kRod
                                                                      : pds::PdsMode::kRud;
+  c.report_remote_access = ep.remote_read_cntr != nullptr || ep.remote_write_cntr != nullptr;
   if (p.rto_floor_us > 0) {
     // The RTO before the first sample and the ceiling rise with a floor above them.
     const Duration floor = std::chrono::microseconds(p.rto_floor_us);
@@ -293,7 +298,14 @@ int EnableEndpoint(Endpoint& ep) {
     return FiErrorOfSecurity(security.status());
   }
   // The initiator ID is the UDP port: unique among the endpoints of a host.
-  Result<std::unique_ptr<Progress>> p = Progress::Create(ep, config, *io, static_cast<uint16_t>(ev_base));
+  // The port: provider/uet_port.h (4793 when free, unless pinned).
+  Result<std::unique_ptr<Progress>> p = BindWithPlan(
+      "fi_enable", ep.local.fabric_address, PlanBind(ep.local.udp_port, ep.type != FI_EP_MSG),
+      [&](uint16_t port) {
+        io->port = port;
+        return Progress::Create(ep, config, *io, static_cast<uint16_t>(ev_base));
+      },
+      [](const std::unique_ptr<Progress>& created) { return created->port(); });
   if (!p.ok()) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: endpoint on %s UDP port %u: %s\n",
                  ep.local.fabric_address.ToString().c_str(), ep.local.udp_port,
@@ -426,7 +438,8 @@ int EpClose(struct fid* fid) {
     if (ep->progress) {
       for (const WaitFd* w : WaitSetsOf(*ep)) w->Remove(ep->progress->fd());
     }
-    for (Cntr* c : {ep->send_cntr, ep->recv_cntr, ep->read_cntr, ep->write_cntr}) {
+    for (Cntr* c : {ep->send_cntr, ep->recv_cntr, ep->read_cntr, ep->write_cntr,
+                    ep->remote_read_cntr, ep->remote_write_cntr}) {
       if (c == nullptr) continue;
       --c->refs;
       std::erase(c->endpoints, ep);
@@ -492,6 +505,11 @@ int EpGetopt(fid_t fid, int level, int optname, void* optval, size_t* optlen) {
     *optlen = sizeof(size_t);
     return FI_SUCCESS;
   }
+  if (optname == FI_OPT_CM_DATA_SIZE && ep.type == FI_EP_MSG) {
+    return MsgGetCmDataSize(optval, optlen);
+  }
+  UET_LOG_INFO(FI_LOG_EP_CTRL, "uet: fi_getopt: option %d not offered on this endpoint\n",
+               optname);
   return -FI_ENOPROTOOPT;
 }
 
@@ -604,7 +622,7 @@ int EndpointOpen(struct fid_domain* domain, struct fi_info* info, struct fid_ep*
     e->local = *a;
   } else {
     e->local.fabric_address = *IpAddress::Parse("127.0.0.1");
-    e->local.udp_port = static_cast<uint16_t>(Params().port);
+    e->local.udp_port = DefaultLocalPort();
   }
   e->type = type;
   if (type == FI_EP_MSG) {

@@ -11,6 +11,7 @@
 //                                                          CONFIRM or data)
 //   fi_reject: FI_ECONNREFUSED <---- REJECT
 //   fi_shutdown / close: SHUTDOWN ----------------------> FI_SHUTDOWN
+//   (fi_shutdown also puts an FI_SHUTDOWN on its own side's EQ)
 //
 // Everything here runs with the domain mutex held, from fi_* calls or from
 // the endpoint's progress (uet_eq.cc drives it while the EQ is read).
@@ -187,10 +188,17 @@ int Shutdown(struct fid_ep* fid, uint64_t flags) {
   Endpoint& ep = *Owner<Endpoint>(fid);
   std::lock_guard lock(ep.domain->mu);
   if (!Msg(ep, "fi_shutdown")) return -FI_EOPNOTSUPP;
+  // The peer shut it down first: its FI_SHUTDOWN is already on the EQ.
+  if (ep.cm.phase == Phase::kShutdown) return FI_SUCCESS;
   if (ep.cm.phase != Phase::kConnected && ep.cm.phase != Phase::kAccepting) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_shutdown: endpoint is not connected\n");
     return -FI_ENOTCONN;
   }
   CmOnClose(ep);
+  // As the tcp and verbs providers do, the side that shuts down gets its
+  // FI_SHUTDOWN too (fabtests' fi_cm_data waits for it on both sides); a
+  // SHUTDOWN from the peer afterwards adds none.
+  PushCmEvent(ep, FI_SHUTDOWN, {});
   return FI_SUCCESS;
 }
 
@@ -211,6 +219,18 @@ int MsgAccept(struct fid_ep* ep, const void* param, size_t paramlen) {
   return Accept(ep, param, paramlen);
 }
 int MsgShutdown(struct fid_ep* ep, uint64_t flags) { return Shutdown(ep, flags); }
+
+int MsgGetCmDataSize(void* optval, size_t* optlen) {
+  if (*optlen < sizeof(size_t)) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_getopt(FI_OPT_CM_DATA_SIZE): optlen %zu < %zu\n",
+                 *optlen, sizeof(size_t));
+    *optlen = sizeof(size_t);
+    return -FI_ETOOSMALL;
+  }
+  *static_cast<size_t*>(optval) = CmMessage::kMaxParam;
+  *optlen = sizeof(size_t);
+  return FI_SUCCESS;
+}
 int MsgGetpeer(struct fid_ep* fid, void* addr, size_t* addrlen) {
   return Getpeer(fid, addr, addrlen);
 }

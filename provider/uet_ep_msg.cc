@@ -111,14 +111,106 @@ struct RecvArgs {
   uint64_t ignore = 0;
 };
 
+// ---- FI_PEEK, FI_CLAIM, FI_DISCARD (fi_tagged(3)) ----
+//
+// A peek searches the unexpected store (ses::Endpoint::Peek) and completes at
+// once: the message's tag, length, CQ data and source (buf NULL: no data is
+// copied), or an error entry FI_ENOMSG. FI_PEEK|FI_CLAIM sets the message
+// aside and records it in the application's struct fi_context (which the
+// paired FI_CLAIM receive must pass again, as fi_tagged(3) requires);
+// FI_CLAIM then receives it, FI_CLAIM|FI_DISCARD or FI_PEEK|FI_DISCARD drop
+// it. Peeks count on no counter (they receive nothing).
+constexpr uint64_t kSearchFlags = FI_PEEK | FI_CLAIM | FI_DISCARD;
+
+// What a claim leaves in the fi_context: internal[0] names the endpoint,
+// internal[1] the SES message id.
+void StashClaim(const Endpoint& ep, void* context, uint64_t message) {
+  auto* c = static_cast<struct fi_context*>(context);
+  c->internal[0] = const_cast<Endpoint*>(&ep);
+  c->internal[1] = reinterpret_cast<void*>(static_cast<uintptr_t>(message));
+}
+
+void ClearClaim(void* context) {
+  auto* c = static_cast<struct fi_context*>(context);
+  c->internal[0] = c->internal[1] = nullptr;
+}
+
+std::optional<uint64_t> ClaimOf(const Endpoint& ep, void* context) {
+  auto* c = static_cast<struct fi_context*>(context);
+  if (c->internal[0] != &ep) return std::nullopt;
+  return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(c->internal[1]));
+}
+
+// The flag combinations fi_tagged(3) defines (logged when not).
+int CheckSearchFlags(const Endpoint& ep, const RecvArgs& a, const char* call) {
+  const uint64_t f = a.flags & kSearchFlags;
+  if (f == 0) return FI_SUCCESS;
+  if (!a.tagged) {
+    UET_LOG_WARN(FI_LOG_EP_DATA,
+                 "uet: %s: FI_PEEK/FI_CLAIM/FI_DISCARD apply to tagged receives only "
+                 "(FI_BUFFERED_RECV is not offered)\n",
+                 call);
+    return -FI_EBADFLAGS;
+  }
+  if (a.flags & FI_MULTI_RECV) {
+    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: FI_MULTI_RECV with FI_PEEK/FI_CLAIM/FI_DISCARD\n",
+                 call);
+    return -FI_EBADFLAGS;
+  }
+  if (f == FI_DISCARD) {
+    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: FI_DISCARD needs FI_PEEK or FI_CLAIM\n", call);
+    return -FI_EBADFLAGS;
+  }
+  if ((f & FI_CLAIM) && a.context == nullptr) {
+    UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: FI_CLAIM needs a struct fi_context as context\n",
+                 call);
+    return -FI_EINVAL;
+  }
+  if ((f & FI_CLAIM) && !(f & FI_PEEK) && !ClaimOf(ep, a.context)) {
+    UET_LOG_WARN(FI_LOG_EP_DATA,
+                 "uet: %s: FI_CLAIM: this context claimed no message (a peek with "
+                 "FI_PEEK|FI_CLAIM and the same fi_context must come first)\n",
+                 call);
+    return -FI_EINVAL;
+  }
+  return FI_SUCCESS;
+}
+
+ssize_t PeekLocked(Endpoint& ep, const RecvArgs& a, const std::optional<ses::Source>& from) {
+  OpRecord op;
+  op.user_context = a.context;
+  op.flags = FI_RECV | FI_TAGGED;
+  op.tx = false;
+  op.tagged = true;
+  op.counted = false;
+  const uint64_t id = ep.progress->AddOp(std::move(op));
+  const ses::PostedRecv r{.tag = a.tag, .ignore = a.ignore, .from = from, .context = id};
+  using Action = ses::Endpoint::PeekAction;
+  const Action action = (a.flags & FI_CLAIM)     ? Action::kClaim
+                        : (a.flags & FI_DISCARD) ? Action::kDiscard
+                                                 : Action::kLook;
+  std::optional<uint64_t> found;
+  try {
+    found = ep.progress->ses().Peek(ep.progress->Now(), r, /*tagged=*/true, action);
+  } catch (...) {
+    ep.progress->DropOp(id);
+    throw;
+  }
+  if (found && action == Action::kClaim) StashClaim(ep, a.context, *found);
+  ep.progress->Flush();
+  return FI_SUCCESS;
+}
+
 ssize_t RecvLocked(Endpoint& ep, const RecvArgs& a, const char* call) {
   if (!EpReady(ep, call)) return -FI_EOPBADSTATE;
+  if (const int rc = CheckSearchFlags(ep, a, call); rc != FI_SUCCESS) return rc;
   std::optional<ses::Source> from;
   if (a.src != FI_ADDR_UNSPEC && (ep.info->caps & FI_DIRECTED_RECV)) {
     std::optional<EndpointAddress> peer = LookupPeer(ep, a.src, call);
     if (!peer) return -FI_EINVAL;
     from = ses::Source{.addr = peer->UdpFep(), .initiator = peer->initiator_id};
   }
+  if (a.flags & FI_PEEK) return PeekLocked(ep, a, from);
   std::optional<hmem::DeviceBuffer> dev;  // FI_HMEM: the buffer is device memory
   if (const int rc = DeviceBufferOf(ep, a.buf, a.len, a.desc, call, &dev); rc != FI_SUCCESS) {
     return rc;
@@ -150,6 +242,15 @@ ssize_t RecvLocked(Endpoint& ep, const RecvArgs& a, const char* call) {
                           .multi_recv = (a.flags & FI_MULTI_RECV) != 0,
                           .min_free = ep.min_multi_recv,
                           .context = id};
+  if (a.flags & FI_CLAIM) {
+    const uint64_t message = *ClaimOf(ep, a.context);
+    const ssize_t rc = StartRegistered(ep, id, call, [&] {
+      return ep.progress->ses().ReceiveClaimed(ep.progress->Now(), message, r,
+                                               (a.flags & FI_DISCARD) != 0);
+    });
+    ClearClaim(a.context);  // taken, or gone (its sender fell silent: logged)
+    return rc;
+  }
   return StartRegistered(ep, id, call, [&] {
     return ep.progress->ses().PostRecv(ep.progress->Now(), r, a.tagged);
   });

@@ -26,7 +26,7 @@ struct fi_ops_fabric g_fabric_ops = {
     .domain = DomainOpen,
     .passive_ep = PassiveEndpointOpen,
     .eq_open = EqOpen,
-    .wait_open = UET_STUB(fi_ops_fabric, wait_open),
+    .wait_open = WaitOpen,
     .trywait = TryWait,
     .domain2 = UET_STUB(fi_ops_fabric, domain2),
 };
@@ -42,6 +42,7 @@ int FabricOpen(struct fi_fabric_attr* attr, struct fid_fabric** fabric, void* co
   Fabric* f = new (std::nothrow) Fabric();
   if (f == nullptr) return -FI_ENOMEM;
   f->name = kProviderName;
+  if (attr->api_version != 0) f->api_version = attr->api_version;
   InitFid(&f->fid.fid, FI_CLASS_FABRIC, context, &g_fabric_fi_ops);
   f->fid.ops = &g_fabric_ops;
   *fabric = &f->fid;

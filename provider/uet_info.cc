@@ -137,6 +137,41 @@ const char* EpTypeName(int type) {
 
 // ---- rejection log ----
 
+// The names of the capability bits in `caps` ("FI_RMA_EVENT|FI_SHARED_AV"),
+// so that a refusal says which capability it is about; bits without a name
+// in 1.17's fabric.h as hex.
+std::string CapNames(uint64_t caps) {
+  static constexpr std::pair<uint64_t, const char*> kNames[] = {
+      {FI_MSG, "FI_MSG"}, {FI_RMA, "FI_RMA"}, {FI_TAGGED, "FI_TAGGED"},
+      {FI_ATOMIC, "FI_ATOMIC"}, {FI_MULTICAST, "FI_MULTICAST"}, {FI_COLLECTIVE, "FI_COLLECTIVE"},
+      {FI_READ, "FI_READ"}, {FI_WRITE, "FI_WRITE"}, {FI_RECV, "FI_RECV"}, {FI_SEND, "FI_SEND"},
+      {FI_REMOTE_READ, "FI_REMOTE_READ"}, {FI_REMOTE_WRITE, "FI_REMOTE_WRITE"},
+      {FI_MULTI_RECV, "FI_MULTI_RECV"}, {FI_REMOTE_CQ_DATA, "FI_REMOTE_CQ_DATA"},
+      {FI_TRIGGER, "FI_TRIGGER"}, {FI_FENCE, "FI_FENCE"}, {FI_VARIABLE_MSG, "FI_VARIABLE_MSG"},
+      {FI_RMA_PMEM, "FI_RMA_PMEM"}, {FI_SOURCE_ERR, "FI_SOURCE_ERR"},
+      {FI_LOCAL_COMM, "FI_LOCAL_COMM"}, {FI_REMOTE_COMM, "FI_REMOTE_COMM"},
+      {FI_SHARED_AV, "FI_SHARED_AV"}, {FI_PROV_ATTR_ONLY, "FI_PROV_ATTR_ONLY"},
+      {FI_NAMED_RX_CTX, "FI_NAMED_RX_CTX"}, {FI_DIRECTED_RECV, "FI_DIRECTED_RECV"},
+      {FI_HMEM, "FI_HMEM"}, {FI_RMA_EVENT, "FI_RMA_EVENT"}, {FI_SOURCE, "FI_SOURCE"},
+      {FI_AV_USER_ID, "FI_AV_USER_ID"},
+  };
+  std::string out;
+  uint64_t rest = caps;
+  for (const auto& [bit, name] : kNames) {
+    if (!(caps & bit)) continue;
+    if (!out.empty()) out += '|';
+    out += name;
+    rest &= ~bit;
+  }
+  if (rest != 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%" PRIx64, rest);
+    if (!out.empty()) out += '|';
+    out += buf;
+  }
+  return out;
+}
+
 thread_local std::string g_reason;
 
 class Rejector {
@@ -392,6 +427,14 @@ bool MatchEp(const fi_ep_attr* h, fi_ep_attr* out, const Rejector& reject) {
     return reject("ep_attr->protocol wants %u, we offer %u (FI_PROTO_UNSPEC)", h->protocol,
                   out->protocol);
   }
+  // Shared transmit/receive contexts (fi_stx_context, fi_srx_context) are
+  // not offered: every endpoint has its own (spec-notes/provider.md).
+  for (const auto& [field, cnt] : {std::pair{"ep_attr->tx_ctx_cnt", h->tx_ctx_cnt},
+                                   std::pair{"ep_attr->rx_ctx_cnt", h->rx_ctx_cnt}}) {
+    if (cnt == FI_SHARED_CONTEXT) {
+      return reject("%s wants FI_SHARED_CONTEXT (shared contexts), which we do not offer", field);
+    }
+  }
   if (!MatchSize("ep_attr->protocol_version", h->protocol_version, out->protocol_version,
                  reject) ||
       !MatchSize("ep_attr->max_msg_size", h->max_msg_size, out->max_msg_size, reject) ||
@@ -417,8 +460,8 @@ bool MatchContextCaps(const char* field, uint64_t hint, uint64_t info_caps, uint
   }
   constexpr uint64_t kAll = kCaps | kHmemCaps;  // FI_HMEM: only within info_caps (below)
   if (hint & ~kAll) {
-    return reject("%s wants 0x%" PRIx64 " (unsupported 0x%" PRIx64 "), we offer 0x%" PRIx64,
-                  field, hint, hint & ~kAll, kCaps & mask);
+    return reject("%s wants 0x%" PRIx64 " (unsupported: %s), we offer 0x%" PRIx64, field, hint,
+                  CapNames(hint & ~kAll).c_str(), kCaps & mask);
   }
   const uint64_t want = ExpandCaps(hint) & mask;
   if (want & ~info_caps) {
@@ -508,11 +551,19 @@ bool MatchAndAlter(uint32_t version, const fi_info* hints, fi_info* out, const I
     offer |= FI_HMEM;
   }
   if (hints->caps & ~offer) {
-    return reject("caps wants 0x%" PRIx64 " (unsupported 0x%" PRIx64 "), we offer 0x%" PRIx64,
-                  hints->caps, hints->caps & ~offer, offer);
+    return reject("caps wants 0x%" PRIx64 " (unsupported: %s), we offer 0x%" PRIx64,
+                  hints->caps, CapNames(hints->caps & ~offer).c_str(), offer);
   }
   if (hints->addr_format != FI_FORMAT_UNSPEC) {
-    return reject("addr_format wants %u, we offer %d (FI_FORMAT_UNSPEC)", hints->addr_format,
+    // Our addresses are UET blobs (IP, port, PIDonFEP, resource index:
+    // spec-notes/provider.md "fabtests 1.17 gaps"); a sockaddr cannot name
+    // the PIDonFEP and resource index.
+    return reject("addr_format wants %u%s, we offer %d (FI_FORMAT_UNSPEC: uet address blobs)",
+                  hints->addr_format,
+                  hints->addr_format == FI_SOCKADDR || hints->addr_format == FI_SOCKADDR_IN ||
+                          hints->addr_format == FI_SOCKADDR_IN6
+                      ? " (FI_SOCKADDR*)"
+                      : "",
                   FI_FORMAT_UNSPEC);
   }
   uint64_t caps = hints->caps != 0 ? ExpandCaps(hints->caps) & offer : offer;
@@ -824,7 +875,7 @@ int ResolveAddresses(const char* node, const char* service, uint64_t flags,
   }
 
   if (have_ns) {
-    auto d = ResolveNode(node, service, cfg.port, flags);
+    auto d = ResolveNode(node, service, DestPort(cfg), flags);
     if (!d.ok()) {
       return AddressReject(reject, "node:service", ns.c_str(), d.error());
     }

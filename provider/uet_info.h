@@ -69,7 +69,7 @@
 //   FI_SOURCE with node and/or service: they are the local bind address/port:
 //     src = ResolveLocal(node, service, cfg); dest = hints->dest_addr blob, if any.
 //   otherwise node and/or service name the destination:
-//     dest = ResolveNode(node, service, cfg.port) (node NULL: loopback, as
+//     dest = ResolveNode(node, service, DestPort(cfg)) (node NULL: loopback, as
 //     getaddrinfo does); with neither, dest = hints->dest_addr blob, if any.
 //     src = hints->src_addr blob if given, else an address on LocalIpFor(dest)
 //     with port cfg.port.
@@ -124,14 +124,15 @@ inline constexpr uint64_t kMsgDirectionCaps = FI_SEND | FI_RECV;
 inline constexpr uint64_t kRmaDirectionCaps = FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
 inline constexpr uint64_t kDirectionCaps = kMsgDirectionCaps | kRmaDirectionCaps;
 inline constexpr uint64_t kCommCaps = FI_LOCAL_COMM | FI_REMOTE_COMM;
-inline constexpr uint64_t kSecondaryCaps = FI_SOURCE | FI_MULTI_RECV | kCommCaps;
+inline constexpr uint64_t kSecondaryCaps = FI_SOURCE | FI_MULTI_RECV | FI_RMA_EVENT | kCommCaps;
 inline constexpr uint64_t kCaps = kPrimaryCaps | kDirectionCaps | kSecondaryCaps;
 // What each endpoint type offers: RDM everything; MSG no FI_DIRECTED_RECV or
 // FI_SOURCE (one peer); DGRAM messages only (UUD: no RMA, no atomics).
 constexpr uint64_t EpTypeCaps(fi_ep_type type) {
   if (type == FI_EP_MSG) return kCaps & ~(FI_DIRECTED_RECV | FI_SOURCE);
   if (type == FI_EP_DGRAM) {
-    return FI_MSG | FI_TAGGED | kMsgDirectionCaps | FI_DIRECTED_RECV | kSecondaryCaps;
+    return FI_MSG | FI_TAGGED | kMsgDirectionCaps | FI_DIRECTED_RECV |
+           (kSecondaryCaps & ~FI_RMA_EVENT);
   }
   return kCaps;
 }
@@ -142,7 +143,7 @@ inline constexpr uint64_t kTxCapMask =
     FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SEND | FI_READ | FI_WRITE | FI_HMEM;
 inline constexpr uint64_t kRxCapMask = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV |
                                        FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV |
-                                       FI_SOURCE | FI_MULTI_RECV | FI_HMEM;
+                                       FI_SOURCE | FI_MULTI_RECV | FI_RMA_EVENT | FI_HMEM;
 inline constexpr uint64_t kDomainCaps = kCommCaps;
 // Send-after-send and the RMA/atomic orders: all hold over PDS ROD, which the
 // endpoint runs when any of them is asked for (uet_ep.cc).
@@ -173,7 +174,13 @@ struct InfoConfig {
   // FI_UET_ADDR: local IP (or host name) to use. "" = pick: the route to the
   // destination when there is one, else DefaultLocalAddress().
   std::string iface_addr;
-  uint16_t port = kDefaultPort;  // FI_UET_PORT (0 = ephemeral)
+  // The local port in src_addr when node/service name none: FI_UET_PORT, or
+  // 0 when it is unset (the endpoint then picks: 4793 when free, else an
+  // ephemeral port; provider/uet_port.h).
+  uint16_t port = kDefaultPort;
+  // The port of a destination named without a service: FI_UET_PORT when set
+  // to a port; 0 = `port`, or kDefaultPort when that is 0.
+  uint16_t dest_port = 0;
   // Payload per packet. Not used by RDM matching; DGRAM's max_msg_size later.
   size_t payload_bytes = ses::EndpointConfig::kDefaultPayloadBytes;
   // FI_HMEM: whether CUDA is usable here (probed only when hints ask for
@@ -184,6 +191,9 @@ struct InfoConfig {
   // with TSS on, else 0.
   size_t auth_key_size = 0;
 };
+inline uint16_t DestPort(const InfoConfig& c) {
+  return c.dest_port != 0 ? c.dest_port : c.port != 0 ? c.port : kDefaultPort;
+}
 
 // The static RDM attribute table: what fi_getinfo returns for null hints,
 // minus the addresses. Never free it; fi_dupinfo() it for a mutable copy.

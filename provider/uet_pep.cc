@@ -9,6 +9,7 @@
 
 #include "provider/cm/cm_message.h"
 #include "provider/io/packet_io.h"
+#include "provider/uet_port.h"
 #include "provider/uet_prov.h"
 
 namespace uet::prov {
@@ -57,7 +58,13 @@ int PepListen(struct fid_pep* fid) {
       return -FI_EINVAL;
     }
     c->batch = 16;
-    auto io = OpenPacketIo(*c);
+    auto io = BindWithPlan(
+        "fi_listen", pep.local.fabric_address, PlanBind(pep.local.udp_port, true),
+        [&](uint16_t port) {
+          c->port = port;
+          return OpenPacketIo(*c);
+        },
+        [](const std::unique_ptr<PacketIo>& opened) { return opened->local_port(); });
     if (!io.ok()) {
       UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_listen on %s: %s\n", pep.local.ToString().c_str(),
                    io.error().ToString().c_str());
@@ -279,7 +286,7 @@ int PassiveEndpointOpen(struct fid_fabric* fabric, struct fi_info* info, struct 
     }
     p->local = *a;
   } else {
-    p->local = MakeAddress(DefaultLocalAddress(), static_cast<uint16_t>(Params().port));
+    p->local = MakeAddress(DefaultLocalAddress(), DefaultLocalPort());
   }
   p->info = fi_dupinfo(info);
   if (p->info == nullptr) return -FI_ENOMEM;

@@ -8,6 +8,7 @@
 #include "provider/hmem/ep_hmem.h"
 #include "provider/hmem/hmem_ops.h"
 #include "provider/uet_auth_key.h"
+#include "provider/uet_port.h"
 #include "provider/uet_prov.h"
 #include "ses/endpoint.h"
 
@@ -33,7 +34,10 @@ ProviderParams ReadParams() {
   char* s = nullptr;
   if (fi_param_get_str(&g_provider, "addr", &s) == FI_SUCCESS && s != nullptr) p.addr = s;
   int v = 0;
-  if (fi_param_get_int(&g_provider, "port", &v) == FI_SUCCESS) p.port = v;
+  if (fi_param_get_int(&g_provider, "port", &v) == FI_SUCCESS) {
+    p.port = v;
+    p.port_set = true;
+  }
   if (fi_param_get_int(&g_provider, "payload", &v) == FI_SUCCESS && v > 0) {
     p.payload_bytes = static_cast<size_t>(v);
   }
@@ -152,7 +156,8 @@ InfoConfig InfoConfigFromParams() {
   const ProviderParams& p = Params();
   InfoConfig c;
   c.iface_addr = p.addr;
-  c.port = static_cast<uint16_t>(p.port);
+  c.port = DefaultLocalPort();
+  if (p.port_set && p.port != 0) c.dest_port = static_cast<uint16_t>(p.port);
   c.payload_bytes = PayloadBytes();
   c.auth_key_size = OfferedAuthKeySize();
   return c;
@@ -263,8 +268,9 @@ constexpr ParamDef kParamDefs[] = {
      "Local IP address to bind (default: the address that routes to the peer, "
      "else the first non-loopback interface address)"},
     {"port", FI_PARAM_INT,
-     "UDP port to receive UET on (default 4793; 0 = ephemeral, needed when "
-     "several endpoints share a host)"},
+     "UDP port every endpoint receives UET on, and the port of a peer named "
+     "without one (unset: 4793 when free, else an ephemeral port, so several "
+     "processes share a host; set: that port or fail; 0 = always ephemeral)"},
     {"payload", FI_PARAM_INT,
      "Payload bytes per packet (default 1324, fits a 1500-byte MTU; 8824 for "
      "9000-byte jumbo frames)"},

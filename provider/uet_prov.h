@@ -58,7 +58,10 @@ extern struct fi_provider g_provider;
 // Knobs, read once from fi_param (shown by `fi_info -e`).
 struct ProviderParams {
   std::string addr;            // FI_UET_ADDR: local IP to bind
-  int port = 4793;             // FI_UET_PORT: UDP port (0: ephemeral)
+  // FI_UET_PORT: pins every endpoint's UDP port (0: ephemeral). Unset: uet
+  // chooses, 4793 when free, else ephemeral (provider/uet_port.h).
+  int port = kDefaultPort;
+  bool port_set = false;
   size_t payload_bytes = 0;    // FI_UET_PAYLOAD: payload per packet (0: default)
   std::string delivery;        // FI_UET_DELIVERY: "rud" or "rod" ("": rod if ordering asked)
   int rto_floor_us = 0;        // FI_UET_RTO_FLOOR_US (0: PDS default)
@@ -174,6 +177,9 @@ struct Endpoint;
 struct Fabric {
   struct fid_fabric fid {};
   std::string name;
+  // fi_fabric_attr::api_version: what the application was written for
+  // (fi_cq_readerr's err_data rules change at 1.5).
+  uint32_t api_version = FI_VERSION(1, 5);
 };
 
 struct Pep;
@@ -274,10 +280,14 @@ struct WaitFd {
   void Arm(int64_t ns) const;  // fire after ns (<= 0: disarm)
 };
 
+struct WaitSet;
+
 struct Cq {
   struct fid_cq fid {};
   Domain* domain = nullptr;
-  std::unique_ptr<WaitFd> wait;  // FI_WAIT_FD only
+  // FI_WAIT_FD: its own; FI_WAIT_SET: the set's (shared with its members).
+  std::shared_ptr<WaitFd> wait;
+  WaitSet* wait_set = nullptr;  // FI_WAIT_SET
   enum fi_cq_format format = FI_CQ_FORMAT_CONTEXT;
   size_t size = 0;
   std::deque<CqEntry> entries;
@@ -319,7 +329,8 @@ struct Cntr {
   uint64_t value = 0;  // under the domain mutex
   uint64_t errors = 0;
   std::vector<Endpoint*> endpoints;  // bound: progressed by reads and waits
-  std::unique_ptr<WaitFd> wait;      // FI_WAIT_FD only
+  std::shared_ptr<WaitFd> wait;      // FI_WAIT_FD, or FI_WAIT_SET: the set's
+  WaitSet* wait_set = nullptr;       // FI_WAIT_SET
   int refs = 0;
   void Add(bool ok);
 };
@@ -389,6 +400,10 @@ struct Endpoint {
   Cntr* recv_cntr = nullptr;
   Cntr* read_cntr = nullptr;
   Cntr* write_cntr = nullptr;
+  // FI_RMA_EVENT: FI_REMOTE_READ / FI_REMOTE_WRITE (remote writes and
+  // atomics) done on this endpoint's regions.
+  Cntr* remote_read_cntr = nullptr;
+  Cntr* remote_write_cntr = nullptr;
   enum fi_ep_type type = FI_EP_RDM;
   Eq* eq = nullptr;  // bound EQ (MSG: CM events)
   CmState cm;        // MSG endpoints
@@ -427,6 +442,14 @@ int PassiveEndpointOpen(struct fid_fabric* fabric, struct fi_info* info, struct 
 int CntrOpen(struct fid_domain* domain, struct fi_cntr_attr* attr, struct fid_cntr** cntr,
              void* context);
 int TryWait(struct fid_fabric* fabric, struct fid** fids, int count);
+// Wait sets (uet_wait.cc): fi_wait_open, and the CQs and counters opened
+// with wait_obj FI_WAIT_SET joining and leaving one (Join: 0 or -FI_E*;
+// sets *wait to the set's WaitFd). Call without the domain mutex.
+int WaitOpen(struct fid_fabric* fabric, struct fi_wait_attr* attr, struct fid_wait** waitset);
+int WaitSetJoin(struct fid_wait* set, Cq* cq);
+int WaitSetJoin(struct fid_wait* set, Cntr* cntr);
+void WaitSetLeave(Cq* cq);
+void WaitSetLeave(Cntr* cntr);
 // FI_GETWAIT for a CQ or counter: its epoll fd (0 or -FI_E*).
 int GetWait(const WaitFd* wait, void* arg);
 // Every WaitFd an endpoint's socket belongs to (its CQs' and counters').
@@ -461,6 +484,9 @@ int MsgConnect(struct fid_ep* ep, const void* addr, const void* param, size_t pa
 int MsgAccept(struct fid_ep* ep, const void* param, size_t paramlen);
 int MsgShutdown(struct fid_ep* ep, uint64_t flags);
 int MsgGetpeer(struct fid_ep* ep, void* addr, size_t* addrlen);
+// fi_getopt(FI_OPT_CM_DATA_SIZE) of an active MSG endpoint: the private data
+// a connect or accept carries at most.
+int MsgGetCmDataSize(void* optval, size_t* optlen);
 // A CM datagram arrived on the endpoint's socket.
 void CmOnDatagram(Endpoint& ep, const IpAddress& src, uint16_t src_port,
                   std::span<const std::byte> bytes);

@@ -1,4 +1,5 @@
-// FI_WAIT_FD wait objects of CQs and counters, and fi_trywait.
+// FI_WAIT_FD wait objects of CQs and counters, wait sets (fi_wait_open,
+// fi_wait; CQs and counters opened with FI_WAIT_SET), and fi_trywait.
 //
 // The fd an application gets (FI_GETWAIT) is an epoll set holding the bound
 // endpoints' sockets (readable when datagrams wait), an eventfd (written when
@@ -12,8 +13,12 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <memory>
+#include <new>
 
 #include "provider/progress.h"
 #include "provider/uet_prov.h"
@@ -116,7 +121,224 @@ bool Ready(const std::vector<Endpoint*>& eps, const WaitFd& wait,
   return false;
 }
 
+// ---- wait sets (fi_wait_open) ----
+//
+// A wait set is one WaitFd shared by its members: the CQs and counters
+// opened with wait_obj FI_WAIT_SET signal its eventfd, their endpoints'
+// sockets join its epoll set, and fi_wait drives every member's endpoints
+// (progress is manual), returns when a member CQ holds an entry or a member
+// counter moved since the last fi_wait returned, and otherwise sleeps on the
+// epoll fd with the timer armed for the members' earliest PDS/SES deadline.
+// Lock order: WaitSet::mu, then a member's Domain::mu.
+
+constexpr int kMaxSleepMs = 10;  // a bound on any wakeup the epoll set misses
+
+struct Member {
+  Cntr* cntr = nullptr;
+  uint64_t seen_value = 0;  // counters: the values fi_wait last returned with
+  uint64_t seen_errors = 0;
+};
+
 }  // namespace
+
+struct WaitSet {
+  struct fid_wait fid {};
+  std::shared_ptr<WaitFd> wait;
+  std::mutex mu;
+  std::vector<Cq*> cqs;
+  std::vector<Member> cntrs;
+};
+
+namespace {
+
+WaitSet& Set(struct fid_wait* fid) { return *Owner<WaitSet>(fid); }
+
+// One pass over the members: progress, readiness, and the earliest deadline
+// (ns from now; -1: none). Call with set.mu held.
+bool PassReady(WaitSet& set, int64_t* soonest) {
+  bool ready = false;
+  const auto note_deadlines = [&](const std::vector<Endpoint*>& eps) {
+    for (Endpoint* ep : eps) {
+      if (!ep->progress) continue;
+      const TimePoint due = ep->progress->NextDeadline();
+      if (due == TimePoint::Max()) continue;
+      const int64_t ns = std::max<int64_t>((due - ep->progress->Now()).count(), 1);
+      if (*soonest < 0 || ns < *soonest) *soonest = ns;
+    }
+  };
+  for (Cq* cq : set.cqs) {
+    std::lock_guard lock(cq->domain->mu);
+    CqProgress(*cq);
+    if (!cq->entries.empty() || !cq->errors.empty()) ready = true;
+    note_deadlines(cq->endpoints);
+  }
+  for (Member& m : set.cntrs) {
+    std::lock_guard lock(m.cntr->domain->mu);
+    for (Endpoint* ep : m.cntr->endpoints) {
+      if (ep->progress) ep->progress->Run();
+    }
+    if (m.cntr->value != m.seen_value || m.cntr->errors != m.seen_errors) ready = true;
+    note_deadlines(m.cntr->endpoints);
+  }
+  return ready;
+}
+
+// Counters: what this return of fi_wait has shown.
+void MarkSeen(WaitSet& set) {
+  for (Member& m : set.cntrs) {
+    std::lock_guard lock(m.cntr->domain->mu);
+    m.seen_value = m.cntr->value;
+    m.seen_errors = m.cntr->errors;
+  }
+}
+
+int WaitSetWait(struct fid_wait* fid, int timeout) {
+  WaitSet& set = Set(fid);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    for (;;) {
+      int64_t soonest = -1;
+      {
+        std::lock_guard lock(set.mu);
+        set.wait->Drain();
+        if (PassReady(set, &soonest)) {
+          MarkSeen(set);
+          return FI_SUCCESS;
+        }
+      }
+      int sleep_ms = kMaxSleepMs;
+      if (timeout >= 0) {
+        const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::steady_clock::now() - start);
+        if (waited.count() >= timeout) return -FI_ETIMEDOUT;
+        sleep_ms = std::min<int>(sleep_ms, timeout - static_cast<int>(waited.count()));
+      }
+      if (BusyPolling(start)) continue;
+      set.wait->Arm(soonest);
+      epoll_event ev[16];
+      (void)epoll_wait(set.wait->epoll_fd, ev, 16, sleep_ms);
+    }
+  } catch (const std::bad_alloc&) {
+    return -FI_ENOMEM;
+  }
+}
+
+int WaitSetClose(struct fid* fid) {
+  WaitSet* set = Owner<WaitSet>(fid);
+  {
+    std::lock_guard lock(set->mu);
+    if (!set->cqs.empty() || !set->cntrs.empty()) {
+      UET_LOG_WARN(FI_LOG_CORE, "uet: fi_close(wait set): %zu CQs and %zu counters still use it\n",
+                   set->cqs.size(), set->cntrs.size());
+      return -FI_EBUSY;
+    }
+  }
+  delete set;
+  return FI_SUCCESS;
+}
+
+int WaitSetControl(struct fid* fid, int command, void* arg) {
+  WaitSet& set = *Owner<WaitSet>(fid);
+  if (command == FI_GETWAIT) return GetWait(set.wait.get(), arg);
+  UET_LOG_WARN(FI_LOG_CORE, "uet: fi_control(wait set): command %d not supported\n", command);
+  return -FI_ENOSYS;
+}
+
+struct fi_ops g_wait_fi_ops = {
+    .size = sizeof(struct fi_ops),
+    .close = WaitSetClose,
+    .bind = UET_STUB(fi_ops, bind),
+    .control = WaitSetControl,
+    .ops_open = UET_STUB(fi_ops, ops_open),
+    .tostr = UET_STUB(fi_ops, tostr),
+    .ops_set = UET_STUB(fi_ops, ops_set),
+};
+
+struct fi_ops_wait g_wait_ops = {
+    .size = sizeof(struct fi_ops_wait),
+    .wait = WaitSetWait,
+};
+
+// fi_trywait on a wait set: as for each member.
+bool SetReady(WaitSet& set) {
+  std::lock_guard lock(set.mu);
+  set.wait->Drain();
+  int64_t soonest = -1;
+  if (PassReady(set, &soonest)) return true;
+  set.wait->Arm(soonest);
+  return false;
+}
+
+WaitSet* CheckedSet(struct fid_wait* fid, const char* call) {
+  if (fid == nullptr || fid->fid.fclass != FI_CLASS_WAIT || fid->ops != &g_wait_ops) {
+    UET_LOG_WARN(FI_LOG_CORE, "uet: %s: wait_obj FI_WAIT_SET needs a uet wait set (fi_wait_open)\n",
+                 call);
+    return nullptr;
+  }
+  return Owner<WaitSet>(fid);
+}
+
+}  // namespace
+
+int WaitOpen(struct fid_fabric* fabric, struct fi_wait_attr* attr, struct fid_wait** waitset) {
+  if (fabric == nullptr || attr == nullptr || waitset == nullptr) return -FI_EINVAL;
+  const int obj = RawEnum(attr->wait_obj);
+  if (obj != FI_WAIT_UNSPEC && obj != FI_WAIT_FD) {
+    UET_LOG_WARN(FI_LOG_CORE, "uet: fi_wait_open: wait object %d not supported (UNSPEC, FD)\n",
+                 obj);
+    return -FI_ENOSYS;
+  }
+  if (attr->flags != 0) {
+    UET_LOG_WARN(FI_LOG_CORE, "uet: fi_wait_open: flags 0x%llx (must be 0)\n",
+                 static_cast<unsigned long long>(attr->flags));
+    return -FI_EINVAL;
+  }
+  auto* set = new (std::nothrow) WaitSet();
+  if (set == nullptr) return -FI_ENOMEM;
+  set->wait = std::make_shared<WaitFd>();
+  if (const int rc = set->wait->Open(); rc != FI_SUCCESS) {
+    delete set;
+    return rc;
+  }
+  InitFid(&set->fid.fid, FI_CLASS_WAIT, nullptr, &g_wait_fi_ops);
+  set->fid.ops = &g_wait_ops;
+  *waitset = &set->fid;
+  return FI_SUCCESS;
+}
+
+int WaitSetJoin(struct fid_wait* fid, Cq* cq) {
+  WaitSet* set = CheckedSet(fid, "fi_cq_open");
+  if (set == nullptr) return -FI_EINVAL;
+  std::lock_guard lock(set->mu);
+  set->cqs.push_back(cq);
+  cq->wait = set->wait;
+  cq->wait_set = set;
+  return FI_SUCCESS;
+}
+
+int WaitSetJoin(struct fid_wait* fid, Cntr* cntr) {
+  WaitSet* set = CheckedSet(fid, "fi_cntr_open");
+  if (set == nullptr) return -FI_EINVAL;
+  std::lock_guard lock(set->mu);
+  set->cntrs.push_back(Member{.cntr = cntr});
+  cntr->wait = set->wait;
+  cntr->wait_set = set;
+  return FI_SUCCESS;
+}
+
+void WaitSetLeave(Cq* cq) {
+  if (cq->wait_set == nullptr) return;
+  std::lock_guard lock(cq->wait_set->mu);
+  std::erase(cq->wait_set->cqs, cq);
+  cq->wait_set = nullptr;
+}
+
+void WaitSetLeave(Cntr* cntr) {
+  if (cntr->wait_set == nullptr) return;
+  std::lock_guard lock(cntr->wait_set->mu);
+  std::erase_if(cntr->wait_set->cntrs, [&](const Member& m) { return m.cntr == cntr; });
+  cntr->wait_set = nullptr;
+}
 
 int TryWait(struct fid_fabric* fabric, struct fid** fids, int count) {
   (void)fabric;
@@ -140,6 +362,10 @@ int TryWait(struct fid_fabric* fabric, struct fid** fids, int count) {
         // A counter has no "unread" state: the application compares values
         // itself; trywait only makes sure the timer is armed.
         (void)Ready(c.endpoints, *c.wait, [] { return false; });
+      } else if (f->fclass == FI_CLASS_WAIT) {
+        WaitSet* set = CheckedSet(reinterpret_cast<struct fid_wait*>(f), "fi_trywait");
+        if (set == nullptr) return -FI_EINVAL;
+        if (SetReady(*set)) return -FI_EAGAIN;
       } else {
         UET_LOG_WARN(FI_LOG_CORE, "uet: fi_trywait: class %zu has no wait object\n", f->fclass);
         return -FI_EINVAL;

@@ -13,6 +13,7 @@ packages=(
   nftables                          # packet loss inside a test namespace
   time                              # /usr/bin/time: CPU cost of fi_pingpong runs
   tcpdump                           # TSS test: no plaintext on the wire
+  openmpi-bin libopenmpi-dev        # mpi.ofi_uet: 2 ranks over mtl ofi on uet
 )
 
 missing=()

@@ -22,6 +22,8 @@ const char* OpKindName(OpKind k) {
     case OpKind::kRecv: return "receive";
     case OpKind::kTaggedRecv: return "tagged receive";
     case OpKind::kRemoteWrite: return "remote write";
+    case OpKind::kRemoteRead: return "remote read";
+    case OpKind::kRemoteAtomic: return "remote atomic";
   }
   return "operation";
 }
@@ -33,14 +35,16 @@ const char* CompletionStatusName(CompletionStatus s) {
     case CompletionStatus::kRemoteError: return "remote error";
     case CompletionStatus::kTransportError: return "transport error";
     case CompletionStatus::kCancelled: return "cancelled";
+    case CompletionStatus::kNoMessage: return "no message";
     case CompletionStatus::kLocalError: return "local error";
   }
   return "unknown";
 }
 
 std::string Completion::Describe() const {
-  const bool receive =
-      kind == OpKind::kRecv || kind == OpKind::kTaggedRecv || kind == OpKind::kRemoteWrite;
+  const bool receive = kind == OpKind::kRecv || kind == OpKind::kTaggedRecv ||
+                       kind == OpKind::kRemoteWrite || kind == OpKind::kRemoteRead ||
+                       kind == OpKind::kRemoteAtomic;
   const std::string who = peer.ToString();
   char buf[320];
   const char* dir = receive ? "from" : "to";
@@ -79,6 +83,9 @@ std::string Completion::Describe() const {
       break;
     case CompletionStatus::kCancelled:
       std::snprintf(buf, sizeof buf, "uet: %s cancelled", OpKindName(kind));
+      break;
+    case CompletionStatus::kNoMessage:
+      std::snprintf(buf, sizeof buf, "uet: %s peek: no matching message", OpKindName(kind));
       break;
     case CompletionStatus::kLocalError:
       std::snprintf(buf, sizeof buf, "uet: %s %s %s failed: %s", OpKindName(kind), dir,

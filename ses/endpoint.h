@@ -67,7 +67,9 @@ struct EndpointConfig {
   PidOnFep pid_on_fep;
   ResourceIndex resource_index;
   uint32_t initiator_id = 0;
-  // JobIDs requests may carry (empty: any). The initiator's JobID is `job`.
+  // JobIDs requests may carry (empty: `job` alone); a request of any other
+  // JobID is refused with RC_BAD_JOB_ID and counted (requests_bad_job). The
+  // initiator's JobID is `job`.
   std::vector<JobId> jobs;
   JobId job;
   bool relative_addressing = true;  // REL bit on requests we send
@@ -92,6 +94,12 @@ struct EndpointConfig {
   // (the peer must advertise FEP capability bit 7; it then cannot tell which
   // initiator ID sent them).
   bool small_header_sends = false;
+  // Target side (libfabric FI_RMA_EVENT): report every write placed in,
+  // read served from and atomic done on a registered region as a
+  // kRemoteWrite / kRemoteRead / kRemoteAtomic completion (context 0), not
+  // only writes with CQ data. Reads of a rendezvous send's region (the
+  // target fetching the rest of a message) are not remote accesses.
+  bool report_remote_access = false;
 
   Status Validate() const;
 };
@@ -112,7 +120,10 @@ enum class OpKind : uint8_t {
   kFetchAtomic,
   kRecv,
   kTaggedRecv,
-  kRemoteWrite,  // a write with CQ data arrived (target side, no posted receive)
+  kRemoteWrite,  // a write with CQ data arrived (target side, no posted receive);
+                 // with report_remote_access: every write placed
+  kRemoteRead,   // report_remote_access: a read of one of our regions was served
+  kRemoteAtomic,  // report_remote_access: an atomic on one of our regions was done
 };
 const char* OpKindName(OpKind k);
 
@@ -122,6 +133,7 @@ enum class CompletionStatus : uint8_t {
   kRemoteError,     // the target answered a return code other than RC_OK
   kTransportError,  // PDS gave up (retry limit, peer NACK, PDC closed)
   kCancelled,       // receive cancelled
+  kNoMessage,       // a peek found no matching unexpected message (FI_ENOMSG)
   kLocalError,      // the operation could not be sent (detail in `local_error`)
 };
 const char* CompletionStatusName(CompletionStatus s);
@@ -212,6 +224,9 @@ struct SesCounters {
   uint64_t read_data_packets_sent = 0;
   uint64_t messages_received = 0;   // messages placed completely (sends, writes with CQ data)
   uint64_t requests_refused = 0;    // answered with a return code other than RC_OK
+  // Requests (and datagrams) of a JobID this endpoint is not bound to:
+  // refused with RC_BAD_JOB_ID (datagrams dropped), nothing touched.
+  uint64_t requests_bad_job = 0;
   uint64_t unexpected_stored = 0;   // messages that waited for a receive
   uint64_t unexpected_refused = 0;  // packets refused with NACK UET_NO_SES_MSG_AVAIL
   uint64_t early_packets = 0;       // packets staged before their message's first packet
@@ -274,6 +289,27 @@ class Endpoint final : private pds::Delivery {
   Status PostRecv(TimePoint now, const PostedRecv& recv, bool tagged);
   // The receive completes with kCancelled; false if it is not posted.
   bool CancelRecv(uint64_t context, bool tagged);
+
+  // Peeking at stored unexpected messages (libfabric fi_tagged(3) FI_PEEK,
+  // FI_CLAIM, FI_DISCARD). Peek looks for the oldest stored message `recv`
+  // matches (its buffer is not used; messages whose first packet has not
+  // arrived are not seen) and always reports one completion with
+  // recv.context: kNoMessage when none matches; otherwise kOk with the
+  // message's tag, length (the whole message; nothing is placed), CQ data
+  // and source. kClaim then sets the message aside: no receive or peek
+  // matches it again until ReceiveClaimed names it. kDiscard drops it (the
+  // rest of a rendezvous message is still read and thrown away, so that its
+  // sender completes). Returns the message's id, nullopt when none matched.
+  enum class PeekAction : uint8_t { kLook, kClaim, kDiscard };
+  std::optional<uint64_t> Peek(TimePoint now, const PostedRecv& recv, bool tagged,
+                               PeekAction action);
+  // Receives the message Peek(kClaim) returned as `message` into
+  // recv.buffer, completing with recv.context like a matched receive
+  // (recv.multi_recv must be false); with `discard` it is dropped instead
+  // and the completion (kOk, length 0, its tag and CQ data) comes at once.
+  // Error kNotFound: no claimed message of that id (never claimed, already
+  // received, or its sender fell silent before all of it arrived).
+  Status ReceiveClaimed(TimePoint now, uint64_t message, const PostedRecv& recv, bool discard);
   Result<uint64_t> RegisterMemory(const RegionSpec& spec) { return memory_.Register(spec); }
   Status DeregisterMemory(uint64_t key) { return memory_.Deregister(key); }
 
@@ -342,6 +378,8 @@ class Endpoint final : private pds::Delivery {
   pds::SesResponse HandleWrite(const pds::RxRequest& rx, const RequestView& v);
   pds::SesResponse HandleRead(const pds::RxRequest& rx, const RequestView& v);
   pds::SesResponse HandleAtomic(const pds::RxRequest& rx, const RequestView& v);
+  // report_remote_access: a kRemoteRead / kRemoteAtomic completion for `v`.
+  void ReportRemoteAccess(const pds::RxRequest& rx, const RequestView& v, OpKind kind);
   pds::SesResponse HandleMsgError(const pds::RxRequest& rx, const RequestView& v);
   pds::SesResponse Refuse(const RequestView* v, ReturnCode rc);
   // Queues `bytes` (already copied into `data`) back to the reader.
@@ -356,6 +394,11 @@ class Endpoint final : private pds::Delivery {
   // Runs when a message has all its own packets, or a receive matched it late.
   void Advance(RxMessage& m);
   void CompleteReceive(RxMessage& m, CompletionStatus status, ReturnCode rc);
+  // A stored message leaves the store for `placement` (a receive matched it,
+  // or it is discarded: empty buffer) and goes on as a matched message.
+  void PlaceStored(RxMessage& m, const Placement& placement);
+  // The completion a peek or a discard reports about stored message `m`.
+  Completion StoredCompletion(const RxMessage& m, uint64_t context) const;
   void ReleaseStore(RxMessage& m);
   void RemoveMessage(uint64_t id);
   void ReportReleased(RecvQueue& q, bool tagged);

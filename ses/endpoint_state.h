@@ -110,6 +110,11 @@ struct RxMessage {
   Placement placement;
   bool rdv_reading = false;
   ReturnCode error = ReturnCode::kOk;  // first problem (initiator error, MSG_ERROR)
+  // kUnexpected: set aside by a peek with FI_CLAIM (out of the unexpected
+  // list: only ReceiveClaimed takes it).
+  bool claimed = false;
+  // Dropped by FI_DISCARD: placed nowhere, its completion already reported.
+  bool discarded = false;
   TimePoint last_activity;
 
   bool eager_done() const { return som_seen && bytes_seen >= eager_length; }

@@ -42,12 +42,19 @@ pds::SesResponse Endpoint::Refuse(const RequestView* v, ReturnCode rc) {
 }
 
 ReturnCode Endpoint::CheckAddressing(const RequestView& v) const {
-  // Relative addressing: the JobID scopes the PIDonFEP, so it must be one of
-  // ours. Absolute: the JobID only authorizes per buffer (MemoryTable::Check).
-  if (v.common.flags.relative_addressing && !config_.jobs.empty() &&
-      std::find(config_.jobs.begin(), config_.jobs.end(), v.common.job_id) == config_.jobs.end()) {
-    return ReturnCode::kBadJobId;
-  }
+  // An endpoint is bound to its jobs (`jobs`, or `job` alone when that list
+  // is empty), with TSS or without: a request of another job touches nothing
+  // and is answered RC_BAD_JOB_ID (spec-notes/ses.md "JobID"). Whatever the
+  // REL bit says: with relative addressing the JobID scopes the PIDonFEP,
+  // with absolute addressing it authorizes per buffer, and every buffer of
+  // this endpoint (receives, regions) belongs to its jobs. Regions bound to
+  // one of them are checked again per buffer (MemoryTable::Check).
+  const bool ours =
+      config_.jobs.empty()
+          ? v.common.job_id == config_.job
+          : std::find(config_.jobs.begin(), config_.jobs.end(), v.common.job_id) !=
+                config_.jobs.end();
+  if (!ours) return ReturnCode::kBadJobId;
   if (v.common.pid_on_fep != config_.pid_on_fep) return ReturnCode::kBadPid;
   if (v.common.resource_index != config_.resource_index) return ReturnCode::kBadIndex;
   if (v.common.ri_generation != 0) return ReturnCode::kBadGeneration;
@@ -67,6 +74,7 @@ pds::SesResponse Endpoint::HandleRequest(const pds::RxRequest& rx,
   }
   const RequestView& v = *parsed;
   const ReturnCode rc = CheckAddressing(v);
+  if (rc == ReturnCode::kBadJobId) ++counters_.requests_bad_job;
   if (rc != ReturnCode::kOk) return datagram ? DropDatagram() : Refuse(&v, rc);
   if (datagram) return HandleDatagram(rx, v);
   switch (v.opcode()) {
@@ -285,6 +293,7 @@ void Endpoint::Advance(RxMessage& m) {
 }
 
 void Endpoint::CompleteReceive(RxMessage& m, CompletionStatus status, ReturnCode rc) {
+  if (m.discarded) return;  // its completion went out when it was discarded
   Completion c;
   c.context = m.placement.context;
   c.kind = m.where == RxMessage::Where::kWrite
@@ -358,15 +367,85 @@ Status Endpoint::PostRecv(TimePoint now, const PostedRecv& recv, bool tagged) {
         q.Match(IncomingMessage{.source = m.source, .tag = m.tag, .length = m.length});
     ReportReleased(q, tagged);
     if (!p) break;  // a multi-receive buffer too full for it: released, message stays
-    m.placement = *p;
-    const std::vector<std::byte> stored = std::move(m.stored);
-    ReleaseStore(m);
-    m.where = RxMessage::Where::kMatched;
-    PlaceBytes(m, 0, stored);
     const bool consumed = !r.multi_recv || p->releases_buffer;
-    Advance(m);
+    PlaceStored(m, *p);
     if (consumed) break;
   }
+  return OkStatus();
+}
+
+void Endpoint::PlaceStored(RxMessage& m, const Placement& placement) {
+  m.placement = placement;
+  m.claimed = false;
+  const std::vector<std::byte> stored = std::move(m.stored);
+  ReleaseStore(m);
+  m.where = RxMessage::Where::kMatched;
+  PlaceBytes(m, 0, stored);
+  Advance(m);
+}
+
+Completion Endpoint::StoredCompletion(const RxMessage& m, uint64_t context) const {
+  Completion c;
+  c.context = context;
+  c.kind = m.tagged ? OpKind::kTaggedRecv : OpKind::kRecv;
+  c.peer = m.source.addr;
+  c.initiator = m.source.initiator;
+  c.length = m.length;
+  c.tag = m.tag;
+  c.cq_data = m.cq_data;
+  return c;
+}
+
+std::optional<uint64_t> Endpoint::Peek(TimePoint now, const PostedRecv& recv, bool tagged,
+                                       PeekAction action) {
+  Entry entry(*this, now);
+  State& st = *state_;
+  PostedRecv r = recv;
+  if (!tagged) r.tag = r.ignore = 0;  // untagged messages are stored with tag 0
+  const std::optional<uint64_t> id = st.unexpected(tagged).FindPosted(r);
+  if (!id) {
+    Completion c;
+    c.context = recv.context;
+    c.kind = tagged ? OpKind::kTaggedRecv : OpKind::kRecv;
+    c.status = CompletionStatus::kNoMessage;
+    st.completions.push_back(std::move(c));
+    return std::nullopt;
+  }
+  RxMessage& m = *st.messages.at(*id);
+  st.completions.push_back(StoredCompletion(m, recv.context));
+  switch (action) {
+    case PeekAction::kLook:
+      break;
+    case PeekAction::kClaim:
+      st.unexpected(tagged).Remove(m.id);
+      m.claimed = true;
+      break;
+    case PeekAction::kDiscard:
+      m.discarded = true;
+      PlaceStored(m, Placement{});
+      break;
+  }
+  return id;
+}
+
+Status Endpoint::ReceiveClaimed(TimePoint now, uint64_t message, const PostedRecv& recv,
+                                bool discard) {
+  Entry entry(*this, now);
+  State& st = *state_;
+  auto it = st.messages.find(message);
+  if (it == st.messages.end() || !it->second->claimed) {
+    return Error::NotFound("ses.recv", "claimed message", message);
+  }
+  RxMessage& m = *it->second;
+  if (discard) {
+    Completion c = StoredCompletion(m, recv.context);
+    c.length = 0;  // nothing placed
+    st.completions.push_back(std::move(c));
+    m.discarded = true;
+    PlaceStored(m, Placement{});
+    return OkStatus();
+  }
+  PlaceStored(m, Placement{.context = recv.context, .buffer = recv.buffer});
   return OkStatus();
 }
 
@@ -461,13 +540,13 @@ pds::SesResponse Endpoint::HandleWrite(const pds::RxRequest& rx, const RequestVi
       m->bytes_seen += n;
       if (rc != ReturnCode::kOk && m->error == ReturnCode::kOk) m->error = rc;
       if (m->eager_done()) {
-        if (m->cq_data && m->error == ReturnCode::kOk) {
+        if ((m->cq_data || config_.report_remote_access) && m->error == ReturnCode::kOk) {
           CompleteReceive(*m, CompletionStatus::kOk, ReturnCode::kOk);
         }
         RemoveMessage(m->id);
       }
     }
-  } else if (v.header_data && rc == ReturnCode::kOk) {
+  } else if ((v.header_data || config_.report_remote_access) && rc == ReturnCode::kOk) {
     RxMessage m;
     m.where = RxMessage::Where::kWrite;
     m.source = Source{.addr = rx.src, .initiator = v.initiator};
@@ -509,7 +588,19 @@ pds::SesResponse Endpoint::HandleRead(const pds::RxRequest& rx, const RequestVie
   if (rc == ReturnCode::kOk && v.common.flags.initiator_error) rc = ReturnCode::kInitiatorErr;
   if (rc != ReturnCode::kOk) return Refuse(&v, rc);
   if (v.request_length > 0) ServeData(rx, v, a.bytes, {}, a.offset, a.io);
+  if (config_.report_remote_access && !state_->rdv_op_by_key.contains(v.key_or_tag)) {
+    ReportRemoteAccess(rx, v, OpKind::kRemoteRead);
+  }
   return {};
+}
+
+void Endpoint::ReportRemoteAccess(const pds::RxRequest& rx, const RequestView& v, OpKind kind) {
+  Completion c;
+  c.kind = kind;
+  c.peer = rx.src;
+  c.initiator = v.initiator;
+  c.length = v.request_length;
+  state_->completions.push_back(std::move(c));
 }
 
 pds::SesResponse Endpoint::HandleAtomic(const pds::RxRequest& rx, const RequestView& v) {
@@ -570,6 +661,7 @@ pds::SesResponse Endpoint::HandleAtomic(const pds::RxRequest& rx, const RequestV
                      a.bytes, old);
   if (rc != ReturnCode::kOk) return Refuse(&v, rc);
   if (fetch) ServeData(rx, v, {}, std::move(old));
+  if (config_.report_remote_access) ReportRemoteAccess(rx, v, OpKind::kRemoteAtomic);
   return {};
 }
 

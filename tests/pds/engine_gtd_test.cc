@@ -441,7 +441,7 @@ struct ExpiryCase {
   uint32_t retry_limit;
   Duration clear_request_after;
   Duration expire_after;  // max(idle_close, (retry_limit + 1) x max_rto)
-  int clear_reqs;         // CLEAR_REQs every clear_request_after before that
+  int clear_reqs;         // CLEAR_REQs before that, backing off: after x 1, 2, 4, ...
 };
 
 class GtdStoredExpiryTest : public GtdExpiryTest,
@@ -499,13 +499,13 @@ INSTANTIATE_TEST_SUITE_P(
         // retry budget 3 x 2 ms; CLEAR_REQ at +4 ms, the next would be +8 ms
         ExpiryCase{"RetryBudget", Duration::zero(), milliseconds(2), 2, milliseconds(4),
                    milliseconds(6), 1},
-        // retry budget 5 x 3 ms; CLEAR_REQs at +4, +8, +12 ms, next +16 ms
+        // retry budget 5 x 3 ms; CLEAR_REQs at +4, +12 ms, next +28 ms
         ExpiryCase{"LongerRetryBudget", Duration::zero(), milliseconds(3), 4, milliseconds(4),
-                   milliseconds(15), 3},
+                   milliseconds(15), 2},
         // idle_close 20 ms is longer than the retry budget 3 x 2 ms;
-        // CLEAR_REQs at +3 .. +18 ms, next +21 ms
+        // CLEAR_REQs at +3, +9 ms, next +21 ms
         ExpiryCase{"IdleClose", milliseconds(20), milliseconds(2), 2, milliseconds(3),
-                   milliseconds(20), 6}),
+                   milliseconds(20), 2}),
     [](const ::testing::TestParamInfo<ExpiryCase>& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -195,7 +195,7 @@ TEST_F(GetInfo, NullHintsReturnTheTableAndASourceAddress) {
                                   FI_WRITE);
   EXPECT_EQ(i->rx_attr->caps, FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV |
                                   FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV |
-                                  FI_SOURCE | FI_MULTI_RECV);
+                                  FI_SOURCE | FI_MULTI_RECV | FI_RMA_EVENT);
   EXPECT_EQ(i->tx_attr->rma_iov_limit, 1u);
   EXPECT_EQ(i->ep_attr->max_order_raw_size, kMaxMsgSize);
   EXPECT_EQ(i->tx_attr->inject_size, 64u);
@@ -401,11 +401,50 @@ TEST_F(GetInfo, EndpointTypes) {
 
 TEST_F(GetInfo, CapsBeyondOursAreRejected) {
   for (uint64_t caps : {FI_HMEM, FI_MSG | FI_SHARED_AV, FI_MSG | FI_TRIGGER,
-                        FI_TAGGED | FI_SOURCE_ERR, FI_MSG | FI_RMA_EVENT, FI_COLLECTIVE,
+                        FI_TAGGED | FI_SOURCE_ERR, FI_COLLECTIVE,
                         FI_MULTICAST | FI_MSG, FI_RMA | FI_TRIGGER, FI_ATOMIC | FI_COLLECTIVE,
                         FI_RMA | FI_FENCE, FI_RMA | FI_RMA_PMEM}) {
     InfoPtr h = PingpongHints(caps);
     ExpectRejected(h.get(), "caps");
+  }
+}
+
+// fabtests 1.17 asks for these; each is declined with -FI_ENODATA and a
+// reason that names it (spec-notes/provider.md "fabtests 1.17 gaps").
+TEST_F(GetInfo, DeclinedCapabilitiesAreNamed) {
+  for (uint64_t cap : {FI_SHARED_AV, FI_TRIGGER}) {
+    InfoPtr h(fi_allocinfo());
+    h->ep_attr->type = FI_EP_RDM;
+    h->caps = FI_MSG | FI_RMA | cap;
+    const std::string name = cap == FI_SHARED_AV ? "FI_SHARED_AV" : "FI_TRIGGER";
+    ExpectRejected(h.get(), "(unsupported: " + name + ")");
+  }
+  // FI_RMA_EVENT: RDM and MSG (remote-access counters), not DGRAM (no RMA).
+  for (fi_ep_type type : {FI_EP_RDM, FI_EP_MSG}) {
+    InfoPtr h(fi_allocinfo());
+    h->ep_attr->type = type;
+    h->caps = FI_MSG | FI_RMA | FI_RMA_EVENT;
+    InfoPtr out = Accept(h.get());
+    ASSERT_NE(out, nullptr);
+    EXPECT_NE(out->caps & FI_RMA_EVENT, 0u);
+    EXPECT_NE(out->rx_attr->caps & FI_RMA_EVENT, 0u);
+  }
+  {
+    InfoPtr h(fi_allocinfo());
+    h->ep_attr->type = FI_EP_DGRAM;
+    h->caps = FI_MSG | FI_RMA_EVENT;
+    ExpectRejected(h.get(), "(unsupported: FI_RMA_EVENT)");
+  }
+  for (bool tx : {true, false}) {
+    InfoPtr h(fi_allocinfo());
+    h->ep_attr->type = FI_EP_RDM;
+    (tx ? h->ep_attr->tx_ctx_cnt : h->ep_attr->rx_ctx_cnt) = FI_SHARED_CONTEXT;
+    ExpectRejected(h.get(), "FI_SHARED_CONTEXT");
+  }
+  for (uint32_t format : {FI_SOCKADDR, FI_SOCKADDR_IN, FI_SOCKADDR_IN6}) {
+    InfoPtr h(fi_allocinfo());
+    h->addr_format = format;
+    ExpectRejected(h.get(), "addr_format wants " + std::to_string(format) + " (FI_SOCKADDR*)");
   }
 }
 
@@ -1185,6 +1224,34 @@ TEST_F(GetInfo, RejectionsLogThroughFiLog) {
   unsetenv("FI_LOG_LEVEL");
   unsetenv("FI_PROVIDER");
   unsetenv("FI_LOG_PROV");
+}
+
+// FI_UET_PORT unset (InfoConfigFromParams: port 0, dest_port 0): src_addr
+// carries port 0, which the endpoint turns into 4793 when free, else an
+// ephemeral port (provider/uet_port.h); a destination named without a service
+// is on 4793.
+TEST_F(GetInfo, UnsetPortLeavesTheLocalPortToTheEndpointAndTargets4793) {
+  cfg_.port = 0;
+  cfg_.dest_port = 0;
+  InfoPtr out = Accept(nullptr, "127.0.0.1", nullptr);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(Dest(out.get()), MakeAddress(Loopback(), kDefaultPort));
+  EXPECT_EQ(Src(out.get()).udp_port, 0);
+  out = Accept(nullptr, nullptr, nullptr);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(Src(out.get()).udp_port, 0);
+}
+
+// FI_UET_PORT=0 (ephemeral) keeps peers named without a service on 4793;
+// FI_UET_PORT=N names N on both sides.
+TEST_F(GetInfo, DestPortFollowsFiUetPort) {
+  cfg_.port = 0;
+  EXPECT_EQ(DestPort(cfg_), kDefaultPort);
+  cfg_.port = 5000;
+  EXPECT_EQ(DestPort(cfg_), 5000);
+  cfg_.port = 0;
+  cfg_.dest_port = 6000;
+  EXPECT_EQ(DestPort(cfg_), 6000);
 }
 
 }  // namespace

@@ -300,6 +300,14 @@ TEST_F(MsgApi, ConnectAcceptTransferBothWaysShutdown) {
   CmEvent down = NextEvent(server_, "FI_SHUTDOWN");
   EXPECT_EQ(down.event, static_cast<uint32_t>(FI_SHUTDOWN));
   EXPECT_EQ(down.fid, &server_.ep->fid);
+  // The side that shut down gets its own FI_SHUTDOWN (as with tcp), and the
+  // other side's fi_shutdown afterwards succeeds without a second event.
+  CmEvent own = NextEvent(client_, "own FI_SHUTDOWN");
+  EXPECT_EQ(own.event, static_cast<uint32_t>(FI_SHUTDOWN));
+  EXPECT_EQ(own.fid, &client_.ep->fid);
+  EXPECT_EQ(fi_shutdown(server_.ep, 0), 0);
+  for (int i = 0; i < 20; ++i) Pump();
+  EXPECT_TRUE(server_.events.empty() && client_.events.empty());
   // After the shutdown the connection takes no sends.
   char byte = 0;
   EXPECT_EQ(fi_send(client_.ep, &byte, 1, nullptr, FI_ADDR_UNSPEC, nullptr), -FI_ENOTCONN);
@@ -351,6 +359,36 @@ TEST_F(MsgApi, BlockingEqReadWaitsForTheConnectionRequest) {
   const auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(fi_eq_sread(server_.eq, &event, buf, sizeof buf, 100, 0), -FI_EAGAIN);
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(100));
+}
+
+TEST_F(MsgApi, ActiveEndpointReportsCmDataSizeLikeThePassiveOne) {
+  // fi_endpoint(3) defines FI_OPT_CM_DATA_SIZE on active MSG endpoints too
+  // (fabtests' fi_cm_data asks the client's).
+  size_t pep_size = 0, ep_size = 0;
+  size_t optlen = sizeof pep_size;
+  ASSERT_EQ(fi_getopt(&pep_->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &pep_size, &optlen), 0);
+  optlen = sizeof ep_size;
+  ASSERT_EQ(fi_getopt(&client_.ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &ep_size, &optlen),
+            0);
+  EXPECT_EQ(optlen, sizeof(size_t));
+  EXPECT_GT(ep_size, 0u);
+  EXPECT_EQ(ep_size, pep_size);
+  uint32_t small = 0;
+  optlen = sizeof small;
+  EXPECT_EQ(fi_getopt(&client_.ep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &small, &optlen),
+            -FI_ETOOSMALL);
+  EXPECT_EQ(optlen, sizeof(size_t));
+  // Private data of exactly that size goes through connect and accept.
+  const std::string param(ep_size, 'p');
+  CmEvent req = Request(param);
+  ASSERT_NE(req.info, nullptr);
+  ASSERT_NO_FATAL_FAILURE(server_.OpenEndpoint(req.info));
+  fi_freeinfo(req.info);
+  const std::string answer(ep_size, 'a');
+  ASSERT_EQ(fi_accept(server_.ep, answer.data(), answer.size()), 0);
+  CmEvent c = NextEvent(client_, "client FI_CONNECTED");
+  EXPECT_EQ(c.event, static_cast<uint32_t>(FI_CONNECTED));
+  EXPECT_EQ(c.data, answer);
 }
 
 TEST_F(MsgApi, MisuseGetsTheRightErrors) {

@@ -65,6 +65,19 @@ Status SesHost::SourceReady(uint64_t context, size_t ready_bytes) {
   return st;
 }
 
+std::optional<uint64_t> SesHost::Peek(const ses::PostedRecv& recv, bool tagged,
+                                      ses::Endpoint::PeekAction action) {
+  std::optional<uint64_t> id = endpoint_->Peek(Now(), recv, tagged, action);
+  Rearm();
+  return id;
+}
+
+Status SesHost::ReceiveClaimed(uint64_t message, const ses::PostedRecv& recv, bool discard) {
+  Status st = endpoint_->ReceiveClaimed(Now(), message, recv, discard);
+  Rearm();
+  return st;
+}
+
 Status SesHost::Read(const ses::ReadOp& op) {
   Status st = endpoint_->Read(Now(), op);
   Rearm();

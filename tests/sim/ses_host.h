@@ -45,6 +45,9 @@ class SesHost : public Host, public pds::PacketSink, public ses::EndpointEvents 
   Status SourceReady(uint64_t context, size_t ready_bytes);
   Status PostRecv(const ses::PostedRecv& recv, bool tagged);
   bool CancelRecv(uint64_t context, bool tagged);
+  std::optional<uint64_t> Peek(const ses::PostedRecv& recv, bool tagged,
+                               ses::Endpoint::PeekAction action);
+  Status ReceiveClaimed(uint64_t message, const ses::PostedRecv& recv, bool discard);
   // Registers `memory` with remote read and write (or `access`); the key.
   uint64_t Register(std::span<std::byte> memory, uint8_t access = ses::kAllAccessBits);
 
