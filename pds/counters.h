@@ -153,6 +153,12 @@ struct EngineCounters {
   // cleared, or NACK INV_DPDCID answering a CLEAR_REQ.
   uint64_t pdcs_expired = 0;
   uint64_t pdcs_reestablished = 0;  // initiator PDCs moved to a new PDC (INV_DPDCID)
+  // Target: a CLOSE not taken while reverse requests were outstanding or
+  // queued (spec-notes/pds.md "Liveness"); the initiator resends it.
+  uint64_t closes_deferred = 0;
+  // Initiator: a retransmission timer that fired so late that this process
+  // was not running: the unanswered-probe count starts again ("Liveness").
+  uint64_t stall_graces = 0;
   // Start_PSN validation (EngineConfig::validate_start_psn). Target: SYNs
   // answered with a minted Start_PSN (NACK 0x17) instead of opening a PDC, and
   // minted Start_PSNs forgotten unused after new_pdc_time. Initiator: PDCs
@@ -242,6 +248,8 @@ void EngineCounters::Visit(Self& s, F& fn) {
   fn(std::string_view("credits_received"), s.credits_received);
   fn(std::string_view("pdcs_expired"), s.pdcs_expired);
   fn(std::string_view("pdcs_reestablished"), s.pdcs_reestablished);
+  fn(std::string_view("closes_deferred"), s.closes_deferred);
+  fn(std::string_view("stall_graces"), s.stall_graces);
   fn(std::string_view("start_psn_challenges"), s.start_psn_challenges);
   fn(std::string_view("start_psn_expired"), s.start_psn_expired);
   fn(std::string_view("start_psn_restarts"), s.start_psn_restarts);

@@ -60,6 +60,7 @@ const char* PdsModeName(PdsMode m) {
 const char* FailureReasonName(FailureReason r) {
   switch (r) {
     case FailureReason::kRetryLimit: return "retry-limit";
+    case FailureReason::kPeerTimeout: return "peer-timeout";
     case FailureReason::kPeerNack: return "peer-nack";
     case FailureReason::kClosed: return "closed";
   }
@@ -97,6 +98,9 @@ Status EngineConfig::Validate() const {
     return Error::Invalid(kContext, "max_packet_bytes", max_packet_bytes);
   }
   if (max_queued_per_pdc < 1) return Error::Invalid(kContext, "max_queued_per_pdc", 0);
+  if (peer_timeout.count() < 0) {
+    return Error::Invalid(kContext, "peer_timeout", static_cast<uint64_t>(-peer_timeout.count()));
+  }
   if (idle_close.count() < 0) {
     return Error::Invalid(kContext, "idle_close", static_cast<uint64_t>(-idle_close.count()));
   }

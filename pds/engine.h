@@ -95,6 +95,9 @@ struct EngineConfig {
   // A target asks for a clear (CLEAR_REQ) when a guaranteed-delivery response
   // has waited this long.
   static constexpr Duration kDefaultClearRequestAfter = std::chrono::milliseconds(1);
+  // A retransmission timer that fires this late means this process was not
+  // running (stopped, descheduled): its probes could not be answered.
+  static constexpr Duration kStallLateness = std::chrono::seconds(1);
   // Bounds on replies (spec-notes/pds.md "Bounds on replies"). CLEAR_REQs for
   // one stored response back off (clear_request_after x 1, 2, 4, ...) and stop
   // after this many; the stored-response expiry then removes the PDC. 8 asks
@@ -123,6 +126,14 @@ struct EngineConfig {
   // PDC; 1 .. 65535. A new PDC that needs one when the table is full fails:
   // Submit returns an error; a target answers NACK UET_NO_CCC_AVAIL (0x05).
   uint32_t max_cccs = kDefaultMaxCccs;
+  // Liveness (spec-notes/pds.md "Liveness"). peer_timeout > 0: a sender half
+  // gives up on its peer (FailureReason::kPeerTimeout) once it has waited
+  // peer_timeout without progress AND at least retry_limit retransmission
+  // rounds (probes) in a row went unanswered; a timer that fires more than
+  // kStallLateness late (this process was not running) starts the probe count
+  // again, once per wait. peer_timeout 0: retry_limit rounds alone (REF's
+  // count of doubled RTOs, kRetryLimit).
+  Duration peer_timeout = Duration::zero();
   uint32_t retry_limit = kDefaultRetryLimit;  // timeouts without progress before failure
   size_t max_packet_bytes = kDefaultMaxPacketBytes;
   uint32_t max_queued_per_pdc = kDefaultMaxQueuedPerPdc;  // waiting for window space
@@ -261,7 +272,10 @@ struct Completion {
 };
 
 enum class FailureReason : uint8_t {
-  kRetryLimit,  // retry_limit timeouts in a row without progress
+  kRetryLimit,  // retry_limit timeouts in a row without progress (peer_timeout 0)
+  // No progress for peer_timeout (Failure::silent_for): a local decision, no
+  // packet from the peer said so (also SES's own silence timeouts).
+  kPeerTimeout,
   kPeerNack,    // the peer answered with a NACK that ends the PDC (or the RUDI request)
   kClosed,      // the PDC was closed by the peer while this request waited on it
 };
@@ -272,6 +286,9 @@ struct Failure {
   PdcId pdc;  // the local PDC ID; kNoPdc for RUDI
   FailureReason reason = FailureReason::kRetryLimit;
   uint8_t last_nack_code = 0;  // NackCode value, 0 when no NACK arrived
+  // kPeerTimeout, kRetryLimit: how long the oldest request waited without
+  // progress when the sender gave up.
+  Duration silent_for{};
 };
 
 class Delivery {
@@ -405,6 +422,12 @@ class Engine {
                  const AckCcState* cc_state = nullptr);
   void HandleNack(TimePoint now, const FabricAddress& from, const Nack& nack);
   void HandleRto(TimePoint now, Pdc& pdc);
+  // Whether the sender half gives up at this RTO (the Liveness rule; may
+  // grant the stall grace, resetting tx.retries); the reason if so.
+  std::optional<FailureReason> GiveUp(TimePoint now, Pdc& pdc);
+  // The longest a live initiator can go without progress before it gives up:
+  // what a target waits before it takes silence for a gone initiator.
+  Duration SenderBudget() const;
   void FastRetransmit(TimePoint now, Pdc& pdc);
   void SprayedFastRetransmit(TimePoint now, Pdc& pdc);
   void GoBack(TimePoint now, Pdc& pdc, Psn from);
@@ -415,7 +438,7 @@ class Engine {
   // outstanding request from `start` and send them all again.
   void RestartAt(TimePoint now, Pdc& pdc, Psn start);
   // Removes the PDC and reports every request not acked as failed.
-  void Fail(PdcId local, FailureReason reason);
+  void Fail(PdcId local, FailureReason reason, Duration silent_for = {});
 
   // ---- receiver half (engine_rx.cc) ----
   void HandleRequest(TimePoint now, const FabricAddress& from, const RudRodRequest& req,
@@ -477,6 +500,8 @@ class Engine {
   void EnterLinger(TimePoint now, Pdc& pdc);
   // Closes, expires or removes the PDC when its time has come; false if removed.
   bool PdcTimers(TimePoint now, Pdc& pdc);
+  // Target: a CLOSE_REQ went out and nothing was heard from the initiator since.
+  static bool CloseRequestStands(const Pdc& pdc);
   // When PdcTimers must run next for this PDC.
   TimePoint PdcDeadline(const Pdc& pdc) const;
   // Silence after CLOSE_REQ before a target removes an unanswered PDC: long
@@ -494,7 +519,7 @@ class Engine {
                  RxMeta meta);
   void RudiTimers(TimePoint now);
   // Removes the request and reports it failed.
-  void FailRudi(uint32_t pkt_id, FailureReason reason);
+  void FailRudi(TimePoint now, uint32_t pkt_id, FailureReason reason);
   void TransmitRudi(TimePoint now, uint32_t pkt_id, RudiPending& r);
 
   EngineConfig config_;

@@ -43,6 +43,7 @@ void Engine::HandleControl(TimePoint now, const FabricAddress& from, const Contr
   }
   Pdc& pdc = *found;
   pdc.last_activity = now;
+  pdc.last_heard = now;
   switch (cp.ctl_type) {
     case ControlType::kAckReq:  // to the receiver of cp.psn
       if (!pdc.rx) break;
@@ -150,6 +151,16 @@ void Engine::StartClose(TimePoint now, Pdc& pdc) {
 
 void Engine::OnCloseReceived(TimePoint now, Pdc& pdc, Psn psn) {
   ReceiverHalf& rx = *pdc.rx;
+  if (pdc.tx && !pdc.tx->Idle() && rx.window.Classify(psn) == RxPsn::kNew) {
+    // Reverse requests (read data) still outstanding or queued: the
+    // initiator closed because it heard nothing for idle_close, e.g. while
+    // this process was descheduled. Taking the CLOSE would fail them; leave
+    // it unreceived instead. The initiator resends it, and each reverse
+    // request it receives restarts its wait (HandleRequest); once they are
+    // all acked, the CLOSE is taken (spec-notes/pds.md "Liveness").
+    ++counters_.closes_deferred;
+    return;
+  }
   switch (rx.window.Classify(psn)) {
     case RxPsn::kOutOfWindow:
       Drop(DropReason::kOutOfWindow);
@@ -194,7 +205,8 @@ TimePoint Engine::ClearRequestDue(const Pdc& pdc) const {
 
 TimePoint Engine::StoredExpiry(const Pdc& pdc) const {
   if (!pdc.rx || pdc.rx->stored.empty()) return TimePoint::Max();
-  return pdc.rx->stored.begin()->second.stored_at + ExpireAfter();
+  // Never while the initiator is heard from: it is alive, and will clear.
+  return std::max(pdc.rx->stored.begin()->second.stored_at, pdc.last_heard) + ExpireAfter();
 }
 
 void Engine::ExpireTarget(Pdc& pdc, const Failure& failure) {
@@ -204,8 +216,11 @@ void Engine::ExpireTarget(Pdc& pdc, const Failure& failure) {
 }
 
 Duration Engine::ExpireAfter() const {
-  const Duration retry_budget = config_.rto.max_rto * int64_t{config_.retry_limit + 1};
-  return std::max(config_.idle_close, retry_budget);
+  // An initiator that is alive gives up on unacked requests within
+  // SenderBudget of its last progress, so after that much silence an
+  // INV_DPDCID can only answer new PSNs (or, for a sender stopped longer,
+  // Fail: HandleNack), never resent ones that were delivered here.
+  return std::max(config_.idle_close, SenderBudget());
 }
 
 TimePoint Engine::PdcDeadline(const Pdc& pdc) const {
@@ -217,8 +232,15 @@ TimePoint Engine::PdcDeadline(const Pdc& pdc) const {
   TimePoint next = std::min(ClearRequestDue(pdc), StoredExpiry(pdc));
   if (pdc.rx && pdc.rx->infer_loss_at) next = std::min(next, *pdc.rx->infer_loss_at);
   if (config_.idle_close.count() == 0 || !pdc.Idle()) return next;
-  if (pdc.close_requested_at) return std::min(next, *pdc.close_requested_at + ExpireAfter());
+  if (CloseRequestStands(pdc)) return std::min(next, *pdc.close_requested_at + ExpireAfter());
   return std::min(next, pdc.last_activity + config_.idle_close);
+}
+
+bool Engine::CloseRequestStands(const Pdc& pdc) {
+  // Anything heard from the initiator after the CLOSE_REQ (a CLEAR, an
+  // ACK_REQ, a request) says it is alive: the expiry waits for a new
+  // CLOSE_REQ after a new idle_close.
+  return pdc.close_requested_at && pdc.last_heard <= *pdc.close_requested_at;
 }
 
 bool Engine::PdcTimers(TimePoint now, Pdc& pdc) {
@@ -248,7 +270,7 @@ bool Engine::PdcTimers(TimePoint now, Pdc& pdc) {
     if (now >= pdc.last_activity + config_.idle_close) StartClose(now, pdc);
     return pdcs_.contains(pdc.local.value());
   }
-  if (!pdc.close_requested_at) {
+  if (!CloseRequestStands(pdc)) {
     if (now >= pdc.last_activity + config_.idle_close) {
       SendControl(now, pdc, ControlType::kCloseReq, pdc.rx->window.cack(), 0);
       pdc.close_requested_at = now;

@@ -67,6 +67,7 @@ Status Engine::SubmitRudi(TimePoint now, const SubmitRequest& request,
   r->next_hdr = request.next_hdr;
   r->ses_and_payload.assign(bytes.begin(), bytes.end());
   RudiPending& ref = *r;
+  ref.first_sent = now;
   rudi_.emplace(id, std::move(r));
   ++counters_.rudi_sent;
   TransmitRudi(now, id, ref);
@@ -148,15 +149,15 @@ void Engine::HandleRudiNack(TimePoint now, const FabricAddress& from, const Nack
   unattributed_.nacks_received.Count(nack.nack_code);
   it->second->last_nack_code = static_cast<uint8_t>(nack.nack_code);
   // Other codes: the request's own timer retries.
-  if (IsFatalForRudi(nack.nack_code)) FailRudi(nack.pkt_id, FailureReason::kPeerNack);
+  if (IsFatalForRudi(nack.nack_code)) FailRudi(now, nack.pkt_id, FailureReason::kPeerNack);
 }
 
-void Engine::FailRudi(uint32_t pkt_id, FailureReason reason) {
+void Engine::FailRudi(TimePoint now, uint32_t pkt_id, FailureReason reason) {
   auto it = rudi_.find(pkt_id);
   if (it == rudi_.end()) return;
   const RudiPending& r = *it->second;
   const uint64_t token = r.token;
-  const Failure failure{r.dst, kNoPdc, reason, r.last_nack_code};
+  const Failure failure{r.dst, kNoPdc, reason, r.last_nack_code, now - r.first_sent};
   rudi_.erase(it);
   ++counters_.rudi_failed;
   FlushCompletions();  // responses that arrived before the failure first
@@ -183,9 +184,17 @@ void Engine::RudiTimers(TimePoint now) {
     auto it = rudi_.find(id);
     if (it == rudi_.end()) continue;
     RudiPending& r = *it->second;
+    // The Liveness rule as for PDCs (Engine::GiveUp), without the stall
+    // grace: a RUDI request has no PDC a late resend could confuse.
     if (r.retries >= config_.retry_limit) {
-      FailRudi(id, FailureReason::kRetryLimit);
-      continue;
+      if (config_.peer_timeout.count() == 0) {
+        FailRudi(now, id, FailureReason::kRetryLimit);
+        continue;
+      }
+      if (now - r.first_sent >= config_.peer_timeout) {
+        FailRudi(now, id, FailureReason::kPeerTimeout);
+        continue;
+      }
     }
     ++r.retries;
     r.retransmitted = true;

@@ -152,7 +152,15 @@ void Engine::HandleRequest(TimePoint now, const FabricAddress& from, const RudRo
     return;
   }
   pdc.last_activity = now;
+  pdc.last_heard = now;
   pdc.close_requested_at.reset();
+  if (pdc.is_initiator() && pdc.state == PdcState::kClosing && pdc.tx) {
+    // The target defers our CLOSE while its reverse requests drain
+    // (OnCloseReceived): they are the answer that keeps the CLOSE alive.
+    pdc.tx->waiting_since = now;
+    pdc.tx->retries = 0;
+    pdc.tx->stall_grace_used = false;
+  }
   if (!pdc.is_initiator() && pdc.close_psn && req.psn > *pdc.close_psn) {
     Drop(DropReason::kClosing);
     SendNack(&pdc.counters, from, NackCode::kClosing, req.psn, pdc.local, pdc.remote);

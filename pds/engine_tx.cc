@@ -187,7 +187,12 @@ void Engine::SendNew(TimePoint now, Pdc& pdc, Psn psn, SentPacket packet) {
   tx.slot(psn) = std::move(packet);
   Transmit(now, pdc, psn, /*retx=*/false);
   max_outstanding_ = std::max(max_outstanding_, tx.window.outstanding());
-  if (tx.rto_deadline == TimePoint::Max()) tx.rto_deadline = tx.rto.Deadline(now);
+  if (tx.rto_deadline == TimePoint::Max()) {
+    // Nothing was outstanding: the Liveness clock starts with this packet.
+    tx.rto_deadline = tx.rto.Deadline(now);
+    tx.waiting_since = now;
+    tx.stall_grace_used = false;
+  }
 }
 
 void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
@@ -324,6 +329,7 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
   }
   ++pdc.counters.acks_received;
   pdc.last_activity = now;
+  pdc.last_heard = now;
   if (pdc.is_initiator() && !pdc.established) {  // 0-RTT: the first ACK names the target's PDC
     pdc.established = true;
     pdc.remote = ack.spdcid;
@@ -335,6 +341,8 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
   // cleared, or the ACK that moved it had been lost).
   if (sum.newly_acked > 0 || sum.cack_advanced) {
     tx.retries = 0;
+    tx.waiting_since = now;
+    tx.stall_grace_used = false;
     tx.rto.OnProgress();
     tx.rto_deadline = tx.window.outstanding() > 0 ? tx.rto.Deadline(now) : TimePoint::Max();
   }
@@ -428,6 +436,7 @@ void Engine::HandleNack(TimePoint now, const FabricAddress& from, const Nack& na
     return;
   }
   pdc.last_activity = now;
+  pdc.last_heard = now;
   tx.last_nack_code = static_cast<uint8_t>(nack.nack_code);
   if (nack.nack_code == NackCode::kNewStartPsn) {
     // Start_PSN validation at the target: nothing it received counted, so
@@ -472,6 +481,14 @@ void Engine::HandleNack(TimePoint now, const FabricAddress& from, const Nack& na
         // Our CLOSE was acked and its ACK lost; the target has let the PDC go.
         ++counters_.pdcs_closed;
         RemovePdc(pdc.local);
+        return;
+      }
+      if (config_.peer_timeout.count() > 0 && tx.window.outstanding() > 0 &&
+          now - tx.waiting_since >= config_.peer_timeout) {
+        // Our requests waited the whole budget (this process was stopped
+        // that long): the target may have expired the PDC after delivering
+        // some of them, so resending them on a new PDC could deliver twice.
+        Fail(pdc.local, FailureReason::kPeerTimeout, now - tx.waiting_since);
         return;
       }
       if (pdc.is_initiator() && pdc.established && pdc.state == PdcState::kOpen) {
@@ -537,8 +554,8 @@ void Engine::HandleRto(TimePoint now, Pdc& pdc) {
     tx.rto_deadline = TimePoint::Max();
     return;
   }
-  if (tx.retries >= config_.retry_limit) {
-    Fail(pdc.local, FailureReason::kRetryLimit);
+  if (std::optional<FailureReason> why = GiveUp(now, pdc)) {
+    Fail(pdc.local, *why, now - tx.waiting_since);
     return;
   }
   ++tx.retries;
@@ -572,12 +589,47 @@ void Engine::HandleRto(TimePoint now, Pdc& pdc) {
   Pump(now, pdc);  // after OnTimeout, as the Controller contract asks
 }
 
+// ---- liveness (spec-notes/pds.md "Liveness") ----
+
+std::optional<FailureReason> Engine::GiveUp(TimePoint now, Pdc& pdc) {
+  SenderHalf& tx = *pdc.tx;
+  if (config_.peer_timeout.count() == 0) {
+    if (tx.retries >= config_.retry_limit) return FailureReason::kRetryLimit;
+    return std::nullopt;
+  }
+  // The timer fired long after its deadline: this process was stopped or
+  // descheduled, so the peer had no chance to answer the last probes (nor
+  // did we resend). Count the probes again from here, once per wait, so a
+  // process that wakes after a long stall still asks before it gives up.
+  if (!tx.stall_grace_used && now - tx.rto_deadline > EngineConfig::kStallLateness) {
+    tx.stall_grace_used = true;
+    tx.retries = 0;
+    ++counters_.stall_graces;
+    return std::nullopt;
+  }
+  if (tx.retries >= config_.retry_limit && now - tx.waiting_since >= config_.peer_timeout) {
+    return FailureReason::kPeerTimeout;
+  }
+  return std::nullopt;
+}
+
+Duration Engine::SenderBudget() const {
+  if (config_.peer_timeout.count() > 0) {
+    // peer_timeout, then at most one more backed-off RTO before the round
+    // that notices; the stall grace adds retry_limit rounds only for a
+    // sender that was itself stopped, which the INV_DPDCID rule covers.
+    return config_.peer_timeout + config_.rto.max_rto;
+  }
+  return config_.rto.max_rto * int64_t{config_.retry_limit + 1};
+}
+
 // ---- failure and re-establishment ----
 
-void Engine::Fail(PdcId local, FailureReason reason) {
+void Engine::Fail(PdcId local, FailureReason reason, Duration silent_for) {
   Pdc* pdc = FindPdcMutable(local);
   if (pdc == nullptr) return;
-  Failure failure{pdc->peer, pdc->local, reason, pdc->tx ? pdc->tx->last_nack_code : uint8_t{0}};
+  Failure failure{pdc->peer, pdc->local, reason, pdc->tx ? pdc->tx->last_nack_code : uint8_t{0},
+                  silent_for};
   std::vector<uint64_t> failed;
   if (pdc->tx) failed = pdc->tx->PendingTokens();
   ++counters_.pdcs_failed;

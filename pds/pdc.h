@@ -105,6 +105,11 @@ class SenderHalf {
   Psn reported_through;
   TimePoint rto_deadline = TimePoint::Max();
   uint32_t retries = 0;            // consecutive timeouts without progress
+  // Since when the oldest outstanding PSN has waited without progress: the
+  // first send after nothing was outstanding, or the last progress. The
+  // Liveness rule's clock (Engine::GiveUp).
+  TimePoint waiting_since{};
+  bool stall_grace_used = false;   // once per wait (Engine::GiveUp)
   uint8_t last_nack_code = 0;      // 0: none received
   bool gbn_peer = false;           // the peer NACKed ROD_OOO: it drops out-of-order PSNs
   Psn last_goback;                 // go-back start PSN and when (one per RTO)
@@ -207,6 +212,9 @@ class Pdc {
   std::optional<Psn> close_psn;         // the CLOSE's PSN (sent or received)
   TimePoint linger_until = TimePoint::Max();
   TimePoint last_activity{};            // any packet sent or received
+  // Any packet received from the peer for this PDC: a target never expires a
+  // PDC that was heard from within the expiry time (spec-notes/pds.md "Liveness").
+  TimePoint last_heard{};
   std::optional<TimePoint> close_requested_at;  // target: CLOSE_REQ sent
   // Initiator: tx is the forward sender, rx (made on the first reverse
   // request) the reverse receiver. Target: rx always, tx on the first reverse
@@ -236,6 +244,7 @@ struct RudiPending {
   NextHeader next_hdr = NextHeader::kNone;
   std::vector<std::byte> ses_and_payload;
   TimePoint sent_at{};
+  TimePoint first_sent{};  // the Liveness clock (peer_timeout)
   TimePoint deadline = TimePoint::Max();
   uint32_t retries = 0;
   bool retransmitted = false;

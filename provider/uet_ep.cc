@@ -143,6 +143,12 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
     c.pds.rto.max_rto = std::max(c.pds.rto.max_rto, floor);
   }
   if (p.retry_limit > 0) c.pds.retry_limit = static_cast<uint32_t>(p.retry_limit);
+  if (p.peer_timeout_ms > 0) {
+    // Liveness (spec-notes/pds.md): PDS gives up after this much silence, and
+    // SES fails a message or read whose peer stopped mid-way after as much.
+    c.pds.peer_timeout = std::chrono::milliseconds(p.peer_timeout_ms);
+    c.message_timeout = c.pds.peer_timeout;
+  }
   if (!p.cc.empty()) c.pds.cc_name = p.cc;  // refused by Create if unknown
   // The controllers count a full-size packet as the provider sends it.
   c.pds.cc.nscc.mtu_bytes = static_cast<uint32_t>(packet);

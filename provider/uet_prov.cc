@@ -46,8 +46,23 @@ ProviderParams ReadParams() {
     p.delivery = s;
   }
   if (fi_param_get_int(&g_provider, "rto_floor_us", &v) == FI_SUCCESS) p.rto_floor_us = v;
-  if (fi_param_get_int(&g_provider, "retry_limit", &v) == FI_SUCCESS && v > 0) {
-    p.retry_limit = v;
+  const bool retry_limit_set =
+      fi_param_get_int(&g_provider, "retry_limit", &v) == FI_SUCCESS && v > 0;
+  if (retry_limit_set) p.retry_limit = v;
+  if (fi_param_get_int(&g_provider, "peer_timeout_ms", &v) == FI_SUCCESS) {
+    if (v >= 0) {
+      p.peer_timeout_ms = v;
+    } else {
+      UET_LOG_WARN(FI_LOG_CORE, "uet: FI_UET_PEER_TIMEOUT_MS=%d ignored (negative): %lld ms\n",
+                   v, static_cast<long long>(p.peer_timeout_ms));
+    }
+  } else if (retry_limit_set) {
+    p.peer_timeout_ms = 0;
+    UET_LOG_WARN(FI_LOG_CORE,
+                 "uet: FI_UET_RETRY_LIMIT=%d without FI_UET_PEER_TIMEOUT_MS is deprecated: a "
+                 "peer is given up after %d timeouts in a row (~%d x 100 ms), however long it "
+                 "was only descheduled; set FI_UET_PEER_TIMEOUT_MS instead\n",
+                 p.retry_limit, p.retry_limit, p.retry_limit);
   }
   if (fi_param_get_int(&g_provider, "cm_timeout_ms", &v) == FI_SUCCESS && v > 0) {
     p.cm_timeout_ms = v;
@@ -264,9 +279,14 @@ constexpr ParamDef kParamDefs[] = {
      "asks for send-after-send ordering, else rud)"},
     {"rto_floor_us", FI_PARAM_INT,
      "Smallest retransmission timeout in microseconds (default: PDS default)"},
+    {"peer_timeout_ms", FI_PARAM_INT,
+     "Give up on a peer that answers nothing for this many milliseconds: its "
+     "operations fail with FI_EHOSTUNREACH (default 30000; a peer stopped or "
+     "descheduled for less survives; 0 = FI_UET_RETRY_LIMIT alone)"},
     {"retry_limit", FI_PARAM_INT,
-     "Timeouts in a row without progress before a peer is declared unreachable "
-     "(default 25: about 1.7 s of silence, the RTO doubling from 200 us to 100 ms)"},
+     "With FI_UET_PEER_TIMEOUT_MS: unanswered retransmission rounds also needed "
+     "before giving up (default 5). Alone (deprecated): timeouts in a row without "
+     "progress before a peer is given up, however briefly it was descheduled"},
     {"cm_timeout_ms", FI_PARAM_INT,
      "MSG endpoints: how long fi_connect / fi_accept wait for the peer before "
      "an FI_ETIMEDOUT error on the EQ (default 10000)"},

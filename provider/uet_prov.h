@@ -65,12 +65,17 @@ struct ProviderParams {
   size_t payload_bytes = 0;    // FI_UET_PAYLOAD: payload per packet (0: default)
   std::string delivery;        // FI_UET_DELIVERY: "rud" or "rod" ("": rod if ordering asked)
   int rto_floor_us = 0;        // FI_UET_RTO_FLOOR_US (0: PDS default)
-  // FI_UET_RETRY_LIMIT: timeouts in a row without progress before a peer is
-  // declared unreachable. The PDS default (5, REF's) gives up after ~6 ms of
-  // silence with the 200 us RTO floor: far too little when a peer process is
-  // descheduled on a busy host. 25 = ~1.7 s (RTO doubles up to 100 ms).
-  static constexpr int kDefaultRetryLimit = 25;
-  int retry_limit = kDefaultRetryLimit;
+  // FI_UET_PEER_TIMEOUT_MS: the Liveness budget (spec-notes/pds.md
+  // "Liveness"): a peer that answers nothing for this long is given up
+  // (FI_EHOSTUNREACH, "no answer from peer ... (peer timeout)"); a peer
+  // stopped or descheduled for less survives. 0: FI_UET_RETRY_LIMIT alone.
+  static constexpr int64_t kDefaultPeerTimeoutMs = 30000;
+  int64_t peer_timeout_ms = kDefaultPeerTimeoutMs;
+  // FI_UET_RETRY_LIMIT: with a peer timeout, the unanswered retransmission
+  // rounds also needed before giving up (0: the PDS default, 5). Set without
+  // FI_UET_PEER_TIMEOUT_MS (deprecated): the old rule, this many timeouts in a
+  // row alone (peer_timeout_ms becomes 0; logged).
+  int retry_limit = 0;
   int cm_timeout_ms = 10000;   // FI_UET_CM_TIMEOUT_MS: fi_connect / fi_accept give up
   // FI_UET_IO_BACKEND: "mmsg" (default), "uring" or "auto" (spec-notes/provider.md
   // "I/O engine"); FI_UET_GSO / FI_UET_GRO: UDP offloads (default on).

@@ -64,6 +64,17 @@ std::string Completion::Describe() const {
                     ReturnCodeName(rc), static_cast<unsigned>(rc));
       break;
     case CompletionStatus::kTransportError:
+      if (transport.reason == pds::FailureReason::kPeerTimeout) {
+        // A local decision: never worded as something the peer said.
+        std::snprintf(buf, sizeof buf,
+                      "uet: %s %s %s failed: no answer from peer %s for %lld ms (peer timeout%s)",
+                      OpKindName(kind), dir, who.c_str(), who.c_str(),
+                      static_cast<long long>(
+                          std::chrono::duration_cast<std::chrono::milliseconds>(transport.silent_for)
+                              .count()),
+                      transport.pdc == kNoPdc ? "" : ", PDS gave up");
+        break;
+      }
       std::snprintf(buf, sizeof buf,
                     "uet: %s %s %s failed: PDS gave up (%s, PDC %u, last NACK 0x%02x)",
                     OpKindName(kind), dir, who.c_str(), pds::FailureReasonName(transport.reason),
@@ -194,21 +205,28 @@ std::vector<uint64_t> Endpoint::DueTimeouts(TimePoint now, bool ops) {
 }
 
 // A message or a read silent for message_timeout: its peer is gone (PDS has
-// given up on it long before).
+// given up on it long before). A local timeout, reported as one (kPeerTimeout,
+// no return code: the peer sent none).
 void Endpoint::ExpireSilent() {
   const TimePoint now = state_->now;
+  const auto silence = [&](const FabricAddress& peer) {
+    return pds::Failure{peer, kNoPdc, pds::FailureReason::kPeerTimeout, 0,
+                        config_.message_timeout};
+  };
   for (uint64_t id : DueTimeouts(now, false)) {
     RxMessage& m = *state_->messages.at(id);
     ++counters_.messages_timed_out;
     if (m.where == RxMessage::Where::kMatched) {
-      CompleteReceive(m, CompletionStatus::kRemoteError, ReturnCode::kUndeliverable);
+      CompleteReceive(m, CompletionStatus::kTransportError, ReturnCode::kOk);
+      state_->completions.back().transport = silence(m.source.addr);
     }
     RemoveMessage(id);
   }
   for (uint64_t id : DueTimeouts(now, true)) {
     TxOp& op = *state_->ops.at(id);
     ++counters_.messages_timed_out;
-    SetError(op, CompletionStatus::kRemoteError, ReturnCode::kUndeliverable);
+    if (op.ok()) op.transport = silence(op.peer.addr);
+    SetError(op, CompletionStatus::kTransportError, ReturnCode::kOk);
     op.expect_bytes = op.got_bytes;
     MaybeFinish(id);
   }

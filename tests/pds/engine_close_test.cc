@@ -225,7 +225,11 @@ TEST_F(CloseTest, UnansweredCloseReqExpiresTheTargetPdcAndTheInitiatorReestablis
   EXPECT_EQ(A().counters().pdcs_reestablished, 1u);
 }
 
-TEST_F(CloseTest, CloseFailsTheTargetsQueuedReverseRequests) {
+// No PDC is closed under traffic (spec-notes/pds.md "Liveness"): a target
+// whose reverse request is outstanding leaves the CLOSE unreceived; the
+// initiator resends it, the reverse request arrives and is acked, and only
+// then is the CLOSE taken. Nothing fails.
+TEST_F(CloseTest, CloseWaitsForTheTargetsReverseRequests) {
   Build(Config(milliseconds(1)), Config(milliseconds(10)));
   const Established e = Establish();
   SubmitRequest r = Req(100, kA);
@@ -237,13 +241,21 @@ TEST_F(CloseTest, CloseFailsTheTargetsQueuedReverseRequests) {
   Sent close = TakeOneA();
   ASSERT_TRUE(close.IsControl(ControlType::kClose));
   Deliver(close);
-  ASSERT_EQ(del_b_.failed.size(), 1u);
-  EXPECT_EQ(del_b_.failed[0].token, 100u);
-  EXPECT_EQ(del_b_.failed[0].failure.reason, FailureReason::kClosed);
-  EXPECT_EQ(del_b_.failed[0].failure.pdc, e.tb);
-  EXPECT_EQ(del_b_.failed[0].failure.peer, kA);
-  Deliver(TakeOneB());
+  EXPECT_TRUE(TakeB().empty()) << "the CLOSE is not acked while reverse data is outstanding";
+  EXPECT_TRUE(del_b_.failed.empty());
+  EXPECT_EQ(B().counters().closes_deferred, 1u);
+  ASSERT_NE(B().FindPdc(e.tb), nullptr);
+  EXPECT_EQ(B().FindPdc(e.tb)->state, PdcState::kOpen);
+  // B's RTO resends the reverse request; A (closing) takes and ACKs it; A's
+  // CLOSE is resent and now taken.
+  Settle(seconds(1));
+  EXPECT_TRUE(del_b_.failed.empty());
+  EXPECT_TRUE(del_a_.failed.empty());
+  EXPECT_EQ(del_b_.CompletedTokens(), (std::vector<uint64_t>{100}));
+  EXPECT_EQ(del_a_.RequestTokens(), (std::vector<uint64_t>{100}));
   EXPECT_EQ(A().pdc_count(), 0u);
+  EXPECT_EQ(B().pdc_count(), 0u);
+  EXPECT_EQ(A().counters().pdcs_closed, 1u);
 }
 
 TEST_F(CloseTest, CloseAnsweredInvDpdcidRemovesThePdcWithoutFailingAnything) {

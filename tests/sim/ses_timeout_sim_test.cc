@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "ses/endpoint.h"
@@ -78,12 +79,20 @@ TEST_F(SesTimeout, SilentPeersFailExactlyMessageTimeoutAfterTheirLastActivity) {
 
   RunFor(loop, kTimeout + std::chrono::seconds(2));
   ASSERT_EQ(b.count_by_context[1], 1);
-  EXPECT_EQ(b.by_context[1].status, CompletionStatus::kRemoteError);
-  EXPECT_EQ(b.by_context[1].rc, ReturnCode::kUndeliverable);
+  // A local timeout says so: no return code the peer never sent.
+  EXPECT_EQ(b.by_context[1].status, CompletionStatus::kTransportError);
+  EXPECT_EQ(b.by_context[1].transport.reason, pds::FailureReason::kPeerTimeout);
+  EXPECT_NE(b.by_context[1].Describe().find("no answer from peer"), std::string::npos)
+      << b.by_context[1].Describe();
+  EXPECT_EQ(b.by_context[1].Describe().find("RC_"), std::string::npos);
   EXPECT_EQ(b.completed_at[1], last + kTimeout) << "not first + timeout: activity moved it";
   ASSERT_EQ(b.count_by_context[2], 1);
-  EXPECT_EQ(b.by_context[2].status, CompletionStatus::kRemoteError);
-  EXPECT_EQ(b.by_context[2].rc, ReturnCode::kUndeliverable);
+  // A local timeout says so: no return code the peer never sent.
+  EXPECT_EQ(b.by_context[2].status, CompletionStatus::kTransportError);
+  EXPECT_EQ(b.by_context[2].transport.reason, pds::FailureReason::kPeerTimeout);
+  EXPECT_NE(b.by_context[2].Describe().find("no answer from peer"), std::string::npos)
+      << b.by_context[2].Describe();
+  EXPECT_EQ(b.by_context[2].Describe().find("RC_"), std::string::npos);
   EXPECT_EQ(b.completed_at[2], read_acked + kTimeout);
   EXPECT_EQ(b.endpoint().counters().messages_timed_out, 2u);
   EXPECT_EQ(b.endpoint().partial_messages(), 0u);
