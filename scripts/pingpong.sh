@@ -14,7 +14,8 @@
 #
 # Environment:
 #   UET_PINGPONG_LOOPBACK=1   loopback form even where namespaces are possible
-#                             (server FI_UET_PORT=4793, client FI_UET_PORT=0);
+#                             (no port pinned: the first endpoint takes 4793 when
+#                             free, the other an ephemeral port, as users run it);
 #                             unset, empty or 0: namespaces when possible.
 #   UET_PINGPONG_PROV=NAME    provider for -p (default uet), e.g. "tcp;ofi_rxm",
 #                             "udp;ofi_rxd", "udp", "net": same setup, to compare.
@@ -367,9 +368,11 @@ else
   if [ "$during_ns" = third ]; then
     die "UET_PINGPONG_DURING_NS=third needs network namespaces (root, not UET_PINGPONG_LOOPBACK)"
   fi
-  # One host: the server keeps the UET port, the client takes an ephemeral one.
-  run_a=(env FI_UET_ADDR="$lo_addr" FI_UET_PORT=4793 "${impair_env[@]}" "${server_env[@]}")
-  run_b=(env FI_UET_ADDR="$lo_addr" FI_UET_PORT=0 "${impair_env[@]}" "${client_env[@]}")
+  # One host, no FI_UET_PORT: each endpoint takes 4793 when free, else an
+  # ephemeral port (spec-notes/provider.md "Ports"). Pinning 4793 here made the
+  # run fail whenever a parallel test's endpoint held it.
+  run_a=(env FI_UET_ADDR="$lo_addr" "${impair_env[@]}" "${server_env[@]}")
+  run_b=(env FI_UET_ADDR="$lo_addr" "${impair_env[@]}" "${client_env[@]}")
   server_ip=$lo_addr
   client_ip=$lo_addr
   if [ -n "$loopback" ]; then
