@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include "provider/hmem/cuda_timing.h"
 
@@ -13,6 +14,9 @@ namespace uet::prov::hmem {
 EndpointHmem::EndpointHmem(const HmemConfig& config, HmemEvents& events)
     : config_(config), events_(events), pool_(BouncePool::Get(config.bounce_cache_bytes)) {
   config_.chunk_bytes = std::max<size_t>(config_.chunk_bytes, 4096);
+  if (const char* v = std::getenv("FI_UET_HMEM_RECV_PIPELINE"); v != nullptr && v[0] == '0') {
+    config_.recv_pipeline = false;
+  }
 }
 
 EndpointHmem::~EndpointHmem() {
@@ -126,7 +130,7 @@ int EndpointHmem::PrepareIn(OpDevice& op, std::string* why) {
   if (const int rc = AcquireBounce(pool_, op.buffer.len, &op.bounce, why); rc != FI_SUCCESS) {
     return rc;
   }
-  if (op.buffer.len > config_.sync_max_bytes) {
+  if (config_.recv_pipeline && op.buffer.len > config_.sync_max_bytes) {
     std::erase_if(landing_, [](const auto& e) {
       return e.second.owner.expired() && e.second.job.pending.empty();
     });

@@ -51,6 +51,10 @@ struct HmemConfig {
   size_t chunk_bytes = size_t{512} << 10;
   // Free pinned bytes kept for reuse, process-wide (FI_UET_HMEM_BOUNCE_CACHE_MB).
   size_t bounce_cache_bytes = size_t{256} << 20;
+  // Large receives copy each chunk to the device as soon as it is placed;
+  // FI_UET_HMEM_RECV_PIPELINE=0: only at the completion (the earlier
+  // behaviour, kept to measure against).
+  bool recv_pipeline = true;
 };
 
 // A buffer in device memory that an operation names.
