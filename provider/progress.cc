@@ -304,6 +304,12 @@ Cntr* Progress::CounterFor(uint64_t flags) const {
   return nullptr;
 }
 
+// A device receive's bounce buffer filled some more: its landed chunks go to
+// the device now (provider/hmem/ep_hmem.h "inbound").
+void Progress::OnPlaced(std::span<const std::byte> bytes) {
+  if (hmem_ != nullptr) hmem_->OnPlaced(bytes);
+}
+
 void Progress::OnCompletion(const ses::Completion& c) {
   if (c.kind == ses::OpKind::kRemoteWrite) {
     OnRemoteWrite(c);

@@ -114,6 +114,7 @@ class Progress final : public pds::PacketSink,
                                                   std::span<const std::byte> packet);
   // ses::EndpointEvents
   void OnCompletion(const ses::Completion& c) override;
+  void OnPlaced(std::span<const std::byte> bytes) override;
   // The target side of a write with remote CQ data: a receive-CQ entry.
   void OnRemoteWrite(const ses::Completion& c);
   // The CQ entry (or error entry) and counter of op `it`, which then goes.

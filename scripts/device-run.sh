@@ -259,7 +259,7 @@ probe() {  # probe ARGS...: appended to $log and to $probe_md
   echo "$out" | sed 's/^/    /' >>"$probe_md"
 }
 probe_md=$(mktemp)
-for size in ${PROBE_SIZES:-64 4096}; do
+for size in ${PROBE_SIZES-64 4096}; do
   for mode in alone threads procs; do
     probe -n 2000 -s $size $mode
     probe -n 2000 -s $size -a $mode
@@ -304,6 +304,13 @@ pingpong_loop() {  # pingpong_loop MEM ARGS...
 }
 declare -A iters=([64]=2000 [4096]=2000 [65536]=500 [1048576]=100 [16777216]=20)
 sizes=(64 4096 65536 1048576 16777216)
+# BENCH_SIZES: the sizes measured (others print "-"); BENCH_ROWS: "procs"
+# (two processes) and/or "loop" (one process); BENCH_MPS=0: no MPS rows;
+# BENCH_RECV_PIPELINE_OFF=1: one more cuda<->cuda row with
+# FI_UET_HMEM_RECV_PIPELINE=0 (receive copies only at the completion: before
+# and after on the same card, same run).
+measured=" ${BENCH_SIZES:-${sizes[*]}} "
+rows=" ${BENCH_ROWS:-procs loop} "
 {
   echo "# FI_HMEM benchmark: uet-hmem-pingpong over loopback, $(date -u +%F)"
   echo
@@ -318,6 +325,10 @@ sizes=(64 4096 65536 1048576 16777216)
 bench_row() {  # bench_row LABEL MEM loop|procs
   local label=$1 mem=$2 how=$3 row="| $1 |" size usec ok
   for size in "${sizes[@]}"; do
+    if [[ $measured != *" $size "* ]]; then
+      row+=" - |"
+      continue
+    fi
     if [[ $how == loop ]]; then
       pingpong_loop "$mem" -S $size -I ${iters[$size]} -w $((iters[$size] / 10)); ok=$?
     else
@@ -340,10 +351,17 @@ bench_row() {  # bench_row LABEL MEM loop|procs
 }
 export FI_UET_HMEM_TIMING=1
 for round in $(seq 1 "${BENCH_ROUNDS:-2}"); do
-  bench_row "host<->host" host procs
-  bench_row "cuda<->cuda" cuda procs
-  bench_row "host<->host, one process" host loop
-  bench_row "cuda<->cuda, one process" cuda loop
+  if [[ $rows == *" procs "* ]]; then
+    bench_row "host<->host" host procs
+    bench_row "cuda<->cuda" cuda procs
+    if [[ -n ${BENCH_RECV_PIPELINE_OFF:-} ]]; then
+      FI_UET_HMEM_RECV_PIPELINE=0 bench_row "cuda<->cuda, RECV_PIPELINE=0" cuda procs
+    fi
+  fi
+  if [[ $rows == *" loop "* ]]; then
+    bench_row "host<->host, one process" host loop
+    bench_row "cuda<->cuda, one process" cuda loop
+  fi
   if [[ -n ${BENCH_ASYNC:-} ]]; then
     export FI_UET_HMEM_SMALL_COPY=async
     bench_row "cuda<->cuda, SMALL_COPY=async" cuda procs
@@ -351,7 +369,7 @@ for round in $(seq 1 "${BENCH_ROUNDS:-2}"); do
     unset FI_UET_HMEM_SMALL_COPY
   fi
 done
-if mps_start; then
+if [[ ${BENCH_MPS:-1} != 0 ]] && mps_start; then
   probe -n 2000 -s 64 procs
   probe -n 2000 -s 64 -a procs
   bench_row "cuda<->cuda, MPS" cuda procs

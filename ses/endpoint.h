@@ -165,6 +165,11 @@ class EndpointEvents {
   virtual ~EndpointEvents() = default;
   // Called from inside Endpoint entry points; may call back into the endpoint.
   virtual void OnCompletion(const Completion& c) = 0;
+  // `bytes` of a receive buffer (a matched receive, or a read's destination:
+  // RMA read, rendezvous read) were just written with data of the message.
+  // A byte may be reported again (a duplicate). provider/hmem starts the copy
+  // of a device receive's landed chunks from here (spec-notes/hmem.md).
+  virtual void OnPlaced(std::span<const std::byte> bytes) { (void)bytes; }
 };
 
 struct SendOp {

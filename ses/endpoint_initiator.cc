@@ -530,6 +530,7 @@ pds::SesResponse Endpoint::OnReadData(std::span<const std::byte> ses_and_payload
   } else if (h.message_offset < op.into.size()) {
     const size_t fit = std::min(data.size(), op.into.size() - h.message_offset);
     std::memcpy(op.into.data() + h.message_offset, data.data(), fit);
+    events_.OnPlaced(op.into.subspan(h.message_offset, fit));
   }
   op.got_bytes += data.size();
   TouchOp(id, op);

@@ -245,6 +245,7 @@ void Endpoint::PlaceBytes(RxMessage& m, uint32_t offset, std::span<const std::by
   if (offset >= dst.size()) return;
   const size_t fit = std::min(bytes.size(), dst.size() - offset);
   if (fit > 0) std::memcpy(dst.data() + offset, bytes.data(), fit);
+  if (fit > 0 && m.where == RxMessage::Where::kMatched) events_.OnPlaced(dst.subspan(offset, fit));
 }
 
 void Endpoint::Advance(RxMessage& m) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #include "provider/hmem/cuda_timing.h"
 
@@ -13,10 +14,14 @@ namespace uet::prov::hmem {
 EndpointHmem::EndpointHmem(const HmemConfig& config, HmemEvents& events)
     : config_(config), events_(events), pool_(BouncePool::Get(config.bounce_cache_bytes)) {
   config_.chunk_bytes = std::max<size_t>(config_.chunk_bytes, 4096);
+  if (const char* v = std::getenv("FI_UET_HMEM_RECV_PIPELINE"); v != nullptr && v[0] == '0') {
+    config_.recv_pipeline = false;
+  }
 }
 
 EndpointHmem::~EndpointHmem() {
   for (Job& job : jobs_) ReleaseEvents(job, /*wait=*/true);
+  for (auto& [host, l] : landing_) ReleaseEvents(l.job, /*wait=*/true);
   // FI_UET_HMEM_TIMING: where this process's device copies spent their time
   // (cumulative over the process; spec-notes/hmem.md "Where the time goes").
   if (CudaTiming::Get().on()) {
@@ -112,17 +117,111 @@ int EndpointHmem::StartOut(uint64_t id, OpDevice& op, std::string* why) {
   return FI_SUCCESS;
 }
 
+bool EndpointHmem::busy() const {
+  if (!jobs_.empty()) return true;
+  for (const auto& [host, l] : landing_) {
+    if (!l.job.pending.empty()) return true;
+  }
+  return false;
+}
+
 int EndpointHmem::PrepareIn(OpDevice& op, std::string* why) {
   op.dir = OpDevice::Dir::kIn;
-  return AcquireBounce(pool_, op.buffer.len, &op.bounce, why);
+  if (const int rc = AcquireBounce(pool_, op.buffer.len, &op.bounce, why); rc != FI_SUCCESS) {
+    return rc;
+  }
+  if (config_.recv_pipeline && op.buffer.len > config_.sync_max_bytes) {
+    std::erase_if(landing_, [](const auto& e) {
+      return e.second.owner.expired() && e.second.job.pending.empty();
+    });
+    // Tracked as it fills. An entry left at this address belongs to an op
+    // that is gone (the pool handed the buffer out again, so no copy of that
+    // entry holds it): replace it.
+    Landing l;
+    l.owner = op.bounce;
+    l.dst = op.buffer.ptr;
+    l.len = op.buffer.len;
+    l.job.dir = Direction::kToDevice;
+    l.job.device = op.buffer.device;
+    landing_[op.bounce->data()] = std::move(l);
+  }
+  return FI_SUCCESS;
+}
+
+void EndpointHmem::IssueIn(const std::byte* host, Landing& l, size_t upto) {
+  if (upto <= l.issued || l.error != kCudaSuccess) return;
+  if (l.job.bounce == nullptr) l.job.bounce = l.owner.lock();
+  if (l.job.bounce == nullptr) return;  // the op is gone
+  const size_t before = l.job.pending.size();
+  const CUresult r = QueueChunks(l.job, l.dst + l.issued, host + l.issued, upto - l.issued);
+  if (!l.closed) early_in_copies_ += l.job.pending.size() - before;
+  if (r != kCudaSuccess) {
+    l.error = r;
+    return;
+  }
+  l.issued = upto;
+}
+
+void EndpointHmem::OnPlaced(std::span<const std::byte> bytes) {
+  if (landing_.empty() || bytes.empty()) return;
+  auto it = landing_.upper_bound(bytes.data());
+  if (it == landing_.begin()) return;
+  --it;
+  Landing& l = it->second;
+  const size_t off = static_cast<size_t>(bytes.data() - it->first);
+  if (l.closed || off >= l.len) return;
+  if (l.owner.expired()) {
+    // Left by an op that is gone; a live buffer may start below it.
+    if (!l.job.pending.empty()) return;
+    landing_.erase(it);
+    OnPlaced(bytes);
+    return;
+  }
+  const size_t end = std::min(l.len, off + bytes.size());
+  if (off > l.prefix) {
+    size_t& e = l.beyond[off];
+    e = std::max(e, end);
+    return;
+  }
+  if (end <= l.prefix) return;  // a duplicate
+  l.prefix = end;
+  while (!l.beyond.empty() && l.beyond.begin()->first <= l.prefix) {
+    l.prefix = std::max(l.prefix, l.beyond.begin()->second);
+    l.beyond.erase(l.beyond.begin());
+  }
+  const size_t whole =
+      l.prefix == l.len ? l.len : l.prefix / config_.chunk_bytes * config_.chunk_bytes;
+  IssueIn(it->first, l, whole);
 }
 
 EndpointHmem::InResult EndpointHmem::CompleteIn(uint64_t id, OpDevice& op, size_t bytes,
                                                 CUresult* r) {
   bytes = std::min(bytes, op.buffer.len);
   *r = kCudaSuccess;
-  if (bytes == 0) return InResult::kDone;
   CudaDriver& cuda = CudaDriver::Get();
+  if (auto it = landing_.find(op.bounce->data()); it != landing_.end()) {
+    Landing& l = it->second;
+    // Everything SES reports is placed now: queue what is not yet queued.
+    if (l.issued > 0 || bytes > config_.sync_max_bytes) IssueIn(it->first, l, bytes);
+    if (l.error != kCudaSuccess) {
+      // What was queued must land before the buffers go: wait for it here
+      // (an error path, not the data path).
+      *r = l.error;
+      ReleaseEvents(l.job, /*wait=*/true);
+      landing_.erase(it);
+      return InResult::kDone;
+    }
+    if (!l.job.pending.empty()) {
+      l.closed = true;
+      l.job.id = id;
+      return InResult::kHeld;
+    }
+    const bool copied = l.issued > 0;
+    landing_.erase(it);
+    if (copied) return InResult::kDone;  // every chunk already landed
+    // A short message into a large buffer: as a small one, below.
+  }
+  if (bytes == 0) return InResult::kDone;
   if (bytes <= config_.sync_max_bytes) {
     *r = cuda.CopyToDevice(op.buffer.device, op.buffer.ptr, op.bounce->data(), bytes);
     return InResult::kDone;
@@ -143,8 +242,26 @@ EndpointHmem::InResult EndpointHmem::CompleteIn(uint64_t id, OpDevice& op, size_
   return InResult::kHeld;
 }
 
-void EndpointHmem::Poll() {
+size_t EndpointHmem::PollEvents(Job& job, CUresult* r) {
   CudaDriver& cuda = CudaDriver::Get();
+  size_t landed = 0;
+  *r = kCudaSuccess;
+  while (!job.pending.empty()) {
+    ++event_polls_;
+    *r = cuda.QueryEvent(job.device, job.pending.front().first);
+    if (*r == kCudaErrorNotReady) {
+      *r = kCudaSuccess;
+      break;
+    }
+    if (*r != kCudaSuccess) break;
+    landed = job.pending.front().second;
+    cuda.ReleaseEvent(job.device, job.pending.front().first);
+    job.pending.pop_front();
+  }
+  return landed;
+}
+
+void EndpointHmem::Poll() {
   // Reports may start or finish other operations: collect first, then report.
   struct Report {
     uint64_t id;
@@ -154,22 +271,36 @@ void EndpointHmem::Poll() {
     CUresult r;
   };
   std::vector<Report> reports;
+  for (auto it = landing_.begin(); it != landing_.end();) {
+    Landing& l = it->second;
+    if (l.job.pending.empty()) {
+      ++it;
+      continue;
+    }
+    CUresult r = kCudaSuccess;
+    (void)PollEvents(l.job, &r);
+    if (r != kCudaSuccess) {
+      if (l.error == kCudaSuccess) l.error = r;
+      ReleaseEvents(l.job, /*wait=*/true);
+    }
+    if (!l.job.pending.empty()) {
+      ++it;
+      continue;
+    }
+    l.job.bounce.reset();  // the op holds it while it lives
+    if (l.closed) {
+      reports.push_back({l.job.id, Direction::kToDevice, 0, true, l.error});
+      it = landing_.erase(it);
+    } else if (l.owner.expired()) {
+      it = landing_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   for (size_t i = 0; i < jobs_.size();) {
     Job& job = jobs_[i];
-    size_t landed = 0;
     CUresult r = kCudaSuccess;
-    while (!job.pending.empty()) {
-      ++event_polls_;
-      r = cuda.QueryEvent(job.device, job.pending.front().first);
-      if (r == kCudaErrorNotReady) {
-        r = kCudaSuccess;
-        break;
-      }
-      if (r != kCudaSuccess) break;
-      landed = job.pending.front().second;
-      cuda.ReleaseEvent(job.device, job.pending.front().first);
-      job.pending.pop_front();
-    }
+    const size_t landed = PollEvents(job, &r);
     const bool failed = r != kCudaSuccess;
     const bool finished = job.pending.empty() || failed;
     if (landed > 0 || finished) {

@@ -14,9 +14,16 @@
 //       (ses::Endpoint::SourceReady), so chunk k is on the wire while chunk
 //       k+1 is still being copied.
 //   inbound (receive, tagged receive, RMA read into device memory):
-//     SES fills the bounce buffer; at its completion len <= sync_max is copied
-//     to the device synchronously, larger in chunks (cuMemcpyHtoDAsync +
-//     events, polled the same way) and the completion waits for the last.
+//     SES fills the bounce buffer. A buffer longer than sync_max is tracked
+//     as it fills (OnPlaced, from SES's placement of every packet): as soon as
+//     the placed bytes cover the next whole chunk from the start, that chunk's
+//     cuMemcpyHtoDAsync (+ event) is queued, so chunk k goes to the device
+//     while chunk k+1 is still on the wire. Placements out of order wait in a
+//     range set until the gap before them fills: a chunk is copied only once
+//     every byte of it is placed. At SES's completion the rest (the last,
+//     partial chunk, and whatever was placed without a report) is queued; a
+//     message of at most sync_max bytes with nothing queued yet is copied
+//     synchronously. The completion waits for the last event.
 //
 // Runs under the domain mutex, like the Progress that owns it.
 #pragma once
@@ -24,8 +31,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,6 +51,10 @@ struct HmemConfig {
   size_t chunk_bytes = size_t{512} << 10;
   // Free pinned bytes kept for reuse, process-wide (FI_UET_HMEM_BOUNCE_CACHE_MB).
   size_t bounce_cache_bytes = size_t{256} << 20;
+  // Large receives copy each chunk to the device as soon as it is placed;
+  // FI_UET_HMEM_RECV_PIPELINE=0: only at the completion (the earlier
+  // behaviour, kept to measure against).
+  bool recv_pipeline = true;
 };
 
 // A buffer in device memory that an operation names.
@@ -100,10 +113,13 @@ class EndpointHmem {
   // OnCopyInDone follows.
   enum class InResult : uint8_t { kDone, kHeld };
   InResult CompleteIn(uint64_t id, OpDevice& op, size_t bytes, CUresult* r);
+  // SES wrote `bytes` of some receive buffer; if they lie in a tracked
+  // inbound bounce buffer, queue the chunks now wholly placed.
+  void OnPlaced(std::span<const std::byte> bytes);
 
   // Polls the copy jobs' events (cuEventQuery) and reports what landed.
   void Poll();
-  bool busy() const { return !jobs_.empty(); }
+  bool busy() const;
 
   // Synchronous copies (injects, small buffers): r of the driver call.
   static CUresult CopyToHost(const DeviceBuffer& from, void* to, size_t n);
@@ -112,6 +128,8 @@ class EndpointHmem {
   // Async copies queued and event polls made, for tests and logs.
   uint64_t async_copies() const { return async_copies_; }
   uint64_t event_polls() const { return event_polls_; }
+  // Inbound chunk copies queued while their message was still arriving.
+  uint64_t early_in_copies() const { return early_in_copies_; }
 
  private:
   struct Job {
@@ -121,14 +139,34 @@ class EndpointHmem {
     std::shared_ptr<Bounce> bounce;                  // kept alive while copies run
     std::deque<std::pair<CUevent, size_t>> pending;  // event, bytes done when it fires
   };
+  // An inbound bounce buffer larger than sync_max, from PrepareIn until its
+  // completion's copies landed (or its op is gone and nothing is in flight).
+  struct Landing {
+    std::weak_ptr<Bounce> owner;  // the op's; expired: the op is gone
+    std::byte* dst = nullptr;     // device
+    size_t len = 0;
+    size_t prefix = 0;                // bytes [0, prefix) placed
+    std::map<size_t, size_t> beyond;  // placed ranges past the prefix: start -> end
+    size_t issued = 0;                // bytes [0, issued) queued to the device
+    bool closed = false;              // CompleteIn held its completion
+    CUresult error = kCudaSuccess;    // a chunk copy failed
+    Job job;                          // device, events in flight, bounce kept alive
+  };
   // Queues `n` bytes of copies in chunks; each chunk records an event.
   CUresult QueueChunks(Job& job, void* dst, const void* src, size_t n);
   void ReleaseEvents(Job& job, bool wait);
+  // Queues l's copies of [issued, upto).
+  void IssueIn(const std::byte* host, Landing& l, size_t upto);
+  // Pops the fired events at the front of job.pending: the bytes done by
+  // the last of them (0: none), and r of a failed query.
+  size_t PollEvents(Job& job, CUresult* r);
 
   HmemConfig config_;
   HmemEvents& events_;
   BouncePool& pool_;
   std::vector<Job> jobs_;
+  std::map<const std::byte*, Landing> landing_;  // by bounce buffer start
+  uint64_t early_in_copies_ = 0;
   uint64_t async_copies_ = 0;
   uint64_t event_polls_ = 0;
 };

@@ -90,6 +90,10 @@ struct Op {
   const std::byte* src = nullptr;
   size_t n = 0;
   Event* event = nullptr;  // marker
+  // cuMemcpyHtoDAsync: the host bytes as they were when the copy was queued
+  // (a real copy engine may read them at any time from then on: a provider
+  // that queues a copy of bytes not yet placed gets the stale ones).
+  std::vector<std::byte> snapshot;
 };
 
 }  // namespace
@@ -471,7 +475,7 @@ __attribute__((visibility("default"))) CUresult cuMemcpyDtoHAsync_v2(void* dst, 
   }
   std::byte* from = DeviceView(src, n);
   if (from == nullptr) return kInvalidValue;
-  s->ops.push_back(Op{.copy = true, .dst = static_cast<std::byte*>(dst), .src = from, .n = n});
+  s->ops.push_back(Op{.copy = true, .dst = static_cast<std::byte*>(dst), .src = from, .n = n, .snapshot = {}});
   ++g_stats.async_copies;
   return kSuccess;
 }
@@ -486,8 +490,12 @@ __attribute__((visibility("default"))) CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr
   }
   std::byte* to = DeviceView(dst, n);
   if (to == nullptr) return kInvalidValue;
-  s->ops.push_back(Op{.copy = true, .dst = to, .src = static_cast<const std::byte*>(src), .n = n});
+  const auto* from = static_cast<const std::byte*>(src);
+  Op& op = s->ops.emplace_back(Op{.copy = true, .dst = to, .src = nullptr, .n = n, .snapshot = {}});
+  op.snapshot.assign(from, from + n);
+  op.src = op.snapshot.data();
   ++g_stats.async_copies;
+  ++g_stats.async_to_device;
   return kSuccess;
 }
 
@@ -544,7 +552,7 @@ __attribute__((visibility("default"))) CUresult cuEventRecord(CUevent e, CUstrea
   if (s == nullptr) return kInvalidValue;  // the provider never uses the default stream
   e->stream = s;
   e->pending = true;
-  s->ops.push_back(Op{.copy = false, .event = e});
+  s->ops.push_back(Op{.copy = false, .event = e, .snapshot = {}});
   Advance(s, false);  // a marker behind nothing fires at once
   return kSuccess;
 }

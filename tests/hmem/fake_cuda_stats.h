@@ -15,6 +15,7 @@ struct FakeCudaStats {
   uint64_t device_allocs = 0;
   uint64_t host_allocs = 0;  // cuMemHostAlloc
   uint64_t events_created = 0;
+  uint64_t async_to_device = 0;  // cuMemcpyHtoDAsync_v2
 };
 
 using FakeCudaStatsFn = FakeCudaStats* (*)();
