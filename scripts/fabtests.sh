@@ -203,7 +203,7 @@ run_one() {
   else
     res=fail
   fi
-  printf '%s\t%.1f\t%s\t%s\n' "$res" "$(echo "$end - $start" | bc)" "$s_rc" "$c_rc"
+  printf '%s\t%s\t%s\t%s\n' "$res" "$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')" "$s_rc" "$c_rc"
 }
 
 IFS=, read -r -a provs <<< "$providers"
