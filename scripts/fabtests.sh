@@ -160,7 +160,7 @@ tests=(
 addr=127.0.0.1
 FI_ENODATA=61
 FI_ENOSYS=38
-out=$work/logs; mkdir -p "$out"
+out=$work/logs; mkdir -p "$out"; rm -f "$out"/*.log
 results=$work/results.tsv; : > "$results"
 
 # run_one PROV "TEST" -> prints "result seconds"
