@@ -317,6 +317,17 @@ class Engine {
   // reverse_of PDC.
   Status Submit(TimePoint now, const SubmitRequest& request,
                 std::span<const std::byte> ses_header_and_payload);
+  // A burst of Submits: between HoldPumps and ReleasePumps a submitted packet
+  // waits in its PDC's queue, and ReleasePumps sends them together, so only
+  // the burst's last packet (or the one the window stops at) carries AR and
+  // the target coalesces its ACKs for the rest (spec-notes/pds.md "AR and
+  // bursts"). Without it, a caller handing over a message packet by packet
+  // (SES's Pump) found the queue empty after each one: every packet of a
+  // 32 KiB send asked for an ACK and got one. Nests; ReleasePumps pumps only
+  // when the outermost hold ends outside any engine entry point (inside one,
+  // the entry point pumps as it returns).
+  void HoldPumps() { ++defer_pumps_; }
+  void ReleasePumps(TimePoint now);
   // One packet from the network, starting at the PDS header; `from` is the
   // sender's IP and UDP source port (its FEP address). Never fails:
   // what cannot be used is counted (counters().drops) and, where the spec

@@ -80,11 +80,25 @@ Status Engine::SubmitToPdc(TimePoint now, Pdc& pdc, const SubmitRequest& request
   tx.queue.push_back(QueuedPacket{request.token, request.next_hdr, request.ack_request,
                                   std::vector<std::byte>(bytes.begin(), bytes.end())});
   if (defer_pumps_ > 0) {
-    released_.push_back(pdc.ccc->peer);  // pumped when the entry point ends
+    // Pumped when the entry point or the hold ends; a burst to one peer is
+    // listed once.
+    if (released_.empty() || !(released_.back() == pdc.ccc->peer)) {
+      released_.push_back(pdc.ccc->peer);
+    }
   } else {
     Pump(now, pdc);
   }
   return OkStatus();
+}
+
+void Engine::ReleasePumps(TimePoint now) {
+  if (defer_pumps_ > 0) --defer_pumps_;
+  if (defer_pumps_ > 0 || depth_ > 0) return;
+  {
+    DepthGuard guard(depth_);
+    PumpReleased(now);
+  }
+  FlushCompletions();
 }
 
 void Engine::Pump(TimePoint now, Pdc& pdc) { PumpCcc(now, *pdc.ccc); }

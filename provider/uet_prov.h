@@ -295,6 +295,7 @@ struct Cq {
   std::string last_error_text;     // owned copy handed out by readerr
   std::vector<Endpoint*> endpoints;  // bound: progressed by reads
   int refs = 0;
+  uint64_t empty_read_yields = 0;  // fi_cq_read(from) found nothing and yielded (logged at close)
 };
 
 struct Av {

@@ -223,6 +223,14 @@ Status Endpoint::StartOp(std::unique_ptr<TxOp> op) {
 
 void Endpoint::Pump() {
   State& st = *state_;
+  // The packets handed over here leave as one burst (pds::Engine::HoldPumps):
+  // AR on its last one only, not on each.
+  pds_->HoldPumps();
+  struct Release {
+    pds::Engine& pds;
+    TimePoint now;
+    ~Release() { pds.ReleasePumps(now); }
+  } release{*pds_, st.now};
   while (st.inflight_packets < config_.max_inflight_packets && !st.tx_queue.empty()) {
     const uint64_t id = st.tx_queue.front();
     auto it = st.ops.find(id);
