@@ -26,6 +26,10 @@
 #include <thread>
 
 struct CUctx_st;
+// The driver's own opaque handle types: clang's -fsanitize=function (the ASan build)
+// checks that each call through a dlsym'd pointer matches the callee's type.
+struct CUstream_st;
+struct CUevent_st;
 
 namespace {
 
@@ -38,12 +42,12 @@ struct Api {
   int (*cuMemHostAlloc)(void**, size_t, unsigned);
   int (*cuMemcpyHtoD)(Ptr, const void*, size_t);
   int (*cuMemcpyDtoH)(void*, Ptr, size_t);
-  int (*cuStreamCreate)(void**, unsigned);
-  int (*cuEventCreate)(void**, unsigned);
-  int (*cuEventRecord)(void*, void*);
-  int (*cuEventQuery)(void*);
-  int (*cuMemcpyHtoDAsync)(Ptr, const void*, size_t, void*);
-  int (*cuMemcpyDtoHAsync)(void*, Ptr, size_t, void*);
+  int (*cuStreamCreate)(CUstream_st**, unsigned);
+  int (*cuEventCreate)(CUevent_st**, unsigned);
+  int (*cuEventRecord)(CUevent_st*, CUstream_st*);
+  int (*cuEventQuery)(CUevent_st*);
+  int (*cuMemcpyHtoDAsync)(Ptr, const void*, size_t, CUstream_st*);
+  int (*cuMemcpyDtoHAsync)(void*, Ptr, size_t, CUstream_st*);
 };
 bool g_async = false;
 
@@ -83,8 +87,8 @@ struct Side {
   Ptr dev = 0;
   void* pinned = nullptr;
   size_t n;
-  void* stream = nullptr;
-  void* event = nullptr;
+  CUstream_st* stream = nullptr;
+  CUevent_st* event = nullptr;
   Side(const Api& a, size_t bytes) : api(&a), n(bytes) {
     CUctx_st* ctx = nullptr;
     if (int r = a.cuDevicePrimaryCtxRetain(&ctx, 0); r != 0) Die("cuDevicePrimaryCtxRetain", r);
