@@ -441,8 +441,7 @@ TEST_F(PortParamsMultiEp, SourceServiceInBothProcessesPinsItAndTheSecondFails) {
 // the server on the named port; every endpoint passes data.
 TEST_F(PortParamsMultiEp, DestinationServiceLeavesTheLocalPortFree) {
   InfoPtr hints = Hints();
-  ASSERT_NO_FATAL_FAILURE(
-      OpenNode(a_, Get("127.0.0.1", service_.c_str(), FI_SOURCE, hints.get())));
+  ASSERT_NO_FATAL_FAILURE(OpenNode(a_, Get("127.0.0.1", service_.c_str(), FI_SOURCE, hints.get())));
   ASSERT_NO_FATAL_FAILURE(a_.ep.Enable());
   EXPECT_EQ(PortOf(a_.ep.av, a_.ep.name.data()), std::stoi(service_));
 
