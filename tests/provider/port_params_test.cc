@@ -3,14 +3,18 @@
 // endpoints share an address (4793 for the first when it is free, ephemeral
 // ports after it) and talk; FI_UET_PORT pins a port and a taken one fails
 // fi_enable with -FI_EADDRINUSE and a line on stderr naming it. Each case sets
-// its variables before its first fi_getinfo (params_harness.h).
+// its variables before its first fi_getinfo (params_harness.h). PortParamsMultiEp
+// replays fabtests fi_multi_ep's fi_getinfo calls (which ports they name).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "tests/provider/params_harness.h"
 
@@ -326,3 +330,139 @@ TEST(PortParams, MsgClientGivenOnlyANodeReachesTheFirstListener) {
 
 }  // namespace
 }  // namespace uet::fitest
+
+// fabtests' fi_multi_ep (1.17) on one host: what its fi_getinfo calls give and
+// which of its endpoints may share a host (spec-notes/provider.md "Ports",
+// "fi_multi_ep"). a_ is the server, b_ the client, each its own fabric and
+// domain ("process").
+class PortParamsMultiEp : public RdmApi {
+ protected:
+  void SetUp() override {
+    SKIP_UNLESS_FIRST_IN_PROCESS();
+    unsetenv("FI_UET_PORT");
+    setenv("FI_UET_ADDR", "127.0.0.1", 1);
+    UseProviderUnderTest();
+    HeldPort probe("127.0.0.1", 0);
+    ASSERT_TRUE(probe.held());
+    service_ = std::to_string(probe.port());  // free once probe closes
+  }
+  // multi_ep's hints: FI_MSG, FI_CONTEXT, RDM.
+  static InfoPtr Hints() {
+    InfoPtr hints(fi_allocinfo());
+    hints->caps = FI_MSG;
+    hints->mode = FI_CONTEXT;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    hints->fabric_attr->prov_name = strdup("uet");
+    return hints;
+  }
+  static InfoPtr Get(const char* node, const char* service, uint64_t flags, const fi_info* h) {
+    ++g_getinfo_calls;
+    fi_info* info = nullptr;
+    const int rc = fi_getinfo(kVersion, node, service, flags, h, &info);
+    EXPECT_EQ(rc, 0) << fi_strerror(-rc);
+    return InfoPtr(info);
+  }
+  // setup_av_ep: hints = the endpoint's info less src_addr, node = -s or NULL.
+  static InfoPtr Regetinfo(const fi_info* fi, const char* node) {
+    InfoPtr hints(fi_dupinfo(fi));
+    std::free(hints->src_addr);
+    hints->src_addr = nullptr;
+    hints->src_addrlen = 0;
+    return Get(node, nullptr, 0, hints.get());
+  }
+  static void OpenNode(Node& n, InfoPtr info) {
+    ASSERT_NE(info, nullptr);
+    n.info = std::move(info);
+    ASSERT_EQ(fi_fabric(n.info->fabric_attr, &n.fabric, nullptr), 0);
+    ASSERT_EQ(fi_domain(n.fabric, n.info.get(), &n.domain, nullptr), 0);
+    ASSERT_NO_FATAL_FAILURE(n.ep.Open(n.domain, n.info.get()));
+  }
+  // Three more endpoints on n's domain from Regetinfo(n.info, node), enabled.
+  std::vector<Endpoint*> ExtraEps(Node& n, const char* node) {
+    InfoPtr fi = Regetinfo(n.info.get(), node);
+    EXPECT_NE(fi, nullptr);
+    std::vector<Endpoint*> eps;
+    if (fi == nullptr) return eps;
+    EXPECT_EQ(PortOf(n.ep.av, fi->src_addr), 0) << "re-getinfo names no local port";
+    for (int i = 0; i < 3; ++i) {
+      Endpoint& e = NewEndpoint();
+      e.Open(n.domain, fi.get());
+      e.Enable();
+      eps.push_back(&e);
+    }
+    return eps;
+  }
+  void Exchange(const std::vector<Endpoint*>& server, const std::vector<Endpoint*>& client) {
+    ASSERT_EQ(server.size(), client.size());
+    for (size_t i = 0; i < server.size(); ++i) {
+      const fi_addr_t to_server = client[i]->Insert(*server[i]);
+      server[i]->Insert(*client[i]);
+      const std::vector<uint8_t> out = Pattern(256, static_cast<unsigned>(i));
+      std::vector<uint8_t> in(256, 0xEE);
+      int rctx = 0, sctx = 0;
+      ASSERT_EQ(fi_recv(server[i]->ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, &rctx), 0);
+      ASSERT_EQ(fi_send(client[i]->ep, out.data(), out.size(), nullptr, to_server, &sctx), 0);
+      Ok(client[i]->tx, "send");
+      const fi_cq_tagged_entry r = Ok(server[i]->rx, "recv");
+      EXPECT_EQ(r.len, out.size());
+      EXPECT_EQ(in, out) << "endpoint " << i;
+    }
+  }
+  std::string service_;
+};
+
+// Run as `fi_multi_ep -p uet` / `fi_multi_ep -p uet 127.0.0.1`, fabtests asks
+// fi_getinfo(NULL, "9228", FI_SOURCE) in BOTH processes: the application names
+// the same local port twice, so the second fi_enable fails -FI_EADDRINUSE (the
+// tcp provider fails the same way, in fi_endpoint). The endpoints multi_ep
+// adds come from a re-getinfo without src_addr: no port named, they share the
+// host.
+TEST_F(PortParamsMultiEp, SourceServiceInBothProcessesPinsItAndTheSecondFails) {
+  InfoPtr hints = Hints();
+  ASSERT_NO_FATAL_FAILURE(OpenNode(a_, Get(nullptr, service_.c_str(), FI_SOURCE, hints.get())));
+  EXPECT_EQ(PortOf(a_.ep.av, a_.info->src_addr), std::stoi(service_));
+  EXPECT_EQ(a_.info->dest_addr, nullptr);
+  ASSERT_NO_FATAL_FAILURE(a_.ep.Enable());
+  EXPECT_EQ(PortOf(a_.ep.av, a_.ep.name.data()), std::stoi(service_));
+
+  ASSERT_NO_FATAL_FAILURE(OpenNode(b_, Get(nullptr, service_.c_str(), FI_SOURCE, hints.get())));
+  EXPECT_EQ(fi_enable(b_.ep.ep), -FI_EADDRINUSE);
+
+  const std::vector<Endpoint*> server = ExtraEps(a_, nullptr);
+  const std::vector<Endpoint*> client = ExtraEps(b_, nullptr);
+  for (Endpoint* e : server) EXPECT_NE(PortOf(a_.ep.av, e->name.data()), std::stoi(service_));
+  ASSERT_NO_FATAL_FAILURE(Exchange(server, client));
+}
+
+// As runfabtests runs it (-s 127.0.0.1 on both, the client also given the
+// server): the client's node:service without FI_SOURCE names the destination,
+// so its src_addr names no port (fi_getinfo(3)) and it shares the host with
+// the server on the named port; every endpoint passes data.
+TEST_F(PortParamsMultiEp, DestinationServiceLeavesTheLocalPortFree) {
+  InfoPtr hints = Hints();
+  ASSERT_NO_FATAL_FAILURE(OpenNode(a_, Get("127.0.0.1", service_.c_str(), FI_SOURCE, hints.get())));
+  ASSERT_NO_FATAL_FAILURE(a_.ep.Enable());
+  EXPECT_EQ(PortOf(a_.ep.av, a_.ep.name.data()), std::stoi(service_));
+
+  // ft_getsrcaddr, then node:service of the server with hints->src_addr.
+  InfoPtr src = Get("127.0.0.1", nullptr, FI_SOURCE, hints.get());
+  ASSERT_NE(src, nullptr);
+  InfoPtr chints = Hints();
+  chints->src_addr = std::malloc(src->src_addrlen);
+  std::memcpy(chints->src_addr, src->src_addr, src->src_addrlen);
+  chints->src_addrlen = src->src_addrlen;
+  ASSERT_NO_FATAL_FAILURE(OpenNode(b_, Get("127.0.0.1", service_.c_str(), 0, chints.get())));
+  EXPECT_EQ(PortOf(b_.ep.av, b_.info->src_addr), 0);
+  ASSERT_NE(b_.info->dest_addr, nullptr);
+  EXPECT_EQ(PortOf(b_.ep.av, b_.info->dest_addr), std::stoi(service_));
+  ASSERT_NO_FATAL_FAILURE(b_.ep.Enable());
+  EXPECT_NE(PortOf(b_.ep.av, b_.ep.name.data()), std::stoi(service_));
+
+  // setup_av_ep keeps the client's dest_addr in the hints.
+  std::vector<Endpoint*> server = ExtraEps(a_, "127.0.0.1");
+  std::vector<Endpoint*> client = ExtraEps(b_, "127.0.0.1");
+  server.insert(server.begin(), &a_.ep);
+  client.insert(client.begin(), &b_.ep);
+  ASSERT_NO_FATAL_FAILURE(Exchange(server, client));
+}
