@@ -237,6 +237,7 @@ Result<Pdc*> Engine::GetOrCreateInitiator(const SubmitRequest& request) {
   Psn start(random_.Next32());
   UET_ASSIGN_OR_RETURN(std::unique_ptr<SenderHalf> tx, MakeSender(request.mode, start));
   auto pdc = std::make_unique<Pdc>(PdcRole::kInitiator, request.mode, request.dst, *id, start);
+  pdc->serial = next_pdc_serial_++;
   pdc->job = request.job;
   pdc->tc = request.tc;
   pdc->tx = std::move(tx);
@@ -269,6 +270,19 @@ const Pdc* Engine::FindInitiator(const FabricAddress& dst, PdsMode mode, JobId j
                                  uint8_t tc) const {
   auto it = initiator_by_key_.find(MakeKey(mode, job, dst, tc));
   return it == initiator_by_key_.end() ? nullptr : pdcs_.at(it->second.value()).get();
+}
+
+std::optional<PdcPin> Engine::PinPdc(PdcId local) {
+  Pdc* pdc = FindPdcMutable(local);
+  if (pdc == nullptr || pdc->state != PdcState::kOpen) return std::nullopt;
+  ++pdc->ses_pins;
+  return PdcPin{.pdc = local, .serial = pdc->serial};
+}
+
+void Engine::UnpinPdc(const PdcPin& pin) {
+  Pdc* pdc = FindPdcMutable(pin.pdc);
+  if (pdc == nullptr || pdc->serial != pin.serial || pdc->ses_pins == 0) return;
+  --pdc->ses_pins;
 }
 
 void Engine::RemovePdc(PdcId local) {

@@ -219,6 +219,15 @@ struct SubmitRequest {
   PdcId reverse_of = kNoPdc;
 };
 
+// A hold SES takes on a target PDC while it still has reverse packets for it
+// that PDS has not seen (Engine::PinPdc). `serial` names the PDC's
+// incarnation, so a release after the PDC was removed and its ID reused
+// touches nothing.
+struct PdcPin {
+  PdcId pdc = kNoPdc;
+  uint64_t serial = 0;
+};
+
 // A request handed up to SES.
 struct RxRequest {
   FabricAddress src;
@@ -328,6 +337,16 @@ class Engine {
   // the entry point pumps as it returns).
   void HoldPumps() { ++defer_pumps_; }
   void ReleasePumps(TimePoint now);
+
+  // SES still has traffic for local PDC `local` that PDS cannot see (read
+  // data queued behind SES's max_inflight_packets, to be submitted with
+  // reverse_of = `local`): until the matching UnpinPdc the PDC is not Idle,
+  // so it is neither closed nor expired, and a target defers a CLOSE exactly
+  // as for queued reverse packets (spec-notes/pds.md "Liveness"). Pins
+  // count. nullopt: no such PDC, or it is no longer open. A pin does not
+  // outlive the PDC: if PDS removes it (failure), UnpinPdc does nothing.
+  std::optional<PdcPin> PinPdc(PdcId local);
+  void UnpinPdc(const PdcPin& pin);
   // One packet from the network, starting at the PDS header; `from` is the
   // sender's IP and UDP source port (its FEP address). Never fails:
   // what cannot be used is counted (counters().drops) and, where the spec
@@ -539,6 +558,7 @@ class Engine {
   Delivery& delivery_;
   EngineCounters counters_;
   PdcCounters retired_;       // counters of PDCs already removed
+  uint64_t next_pdc_serial_ = 1;  // Pdc::serial of the next PDC made
   PdcCounters unattributed_;  // events of no PDC (NACKs to unknown PDCs)
   uint32_t max_outstanding_ = 0;
   // The stray-reply token bucket (SendNack with no PDC): tokens, and the time

@@ -151,8 +151,10 @@ void Engine::StartClose(TimePoint now, Pdc& pdc) {
 
 void Engine::OnCloseReceived(TimePoint now, Pdc& pdc, Psn psn) {
   ReceiverHalf& rx = *pdc.rx;
-  if (pdc.tx && !pdc.tx->Idle() && rx.window.Classify(psn) == RxPsn::kNew) {
-    // Reverse requests (read data) still outstanding or queued: the
+  const bool reverse_work = (pdc.tx && !pdc.tx->Idle()) || pdc.ses_pins > 0;
+  if (reverse_work && rx.window.Classify(psn) == RxPsn::kNew) {
+    // Reverse requests (read data) still outstanding or queued, here or in
+    // SES (a pin: read data behind its max_inflight_packets): the
     // initiator closed because it heard nothing for idle_close, e.g. while
     // this process was descheduled. Taking the CLOSE would fail them; leave
     // it unreceived instead. The initiator resends it, and each reverse

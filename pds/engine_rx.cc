@@ -96,6 +96,7 @@ Pdc* Engine::MatchRequest(TimePoint now, const FabricAddress& from, const RudRod
     if (!rx.ok()) return nullptr;  // unreachable: config validated
     const PdsMode mode = req.mode == DeliveryMode::kRod ? PdsMode::kRod : PdsMode::kRud;
     auto pdc = std::make_unique<Pdc>(PdcRole::kTarget, mode, from, *id, start);
+    pdc->serial = next_pdc_serial_++;
     pdc->remote = req.spdcid;
     pdc->established = true;
     pdc->rx = std::move(*rx);

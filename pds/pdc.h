@@ -224,12 +224,17 @@ class Pdc {
   PdcCounters counters;
   // The CCC of this PDC's peer (Engine::cccs_); set from creation to removal.
   Ccc* ccc = nullptr;
+  // This incarnation of `local` (IDs are reused), and the pins SES holds on
+  // it (Engine::PinPdc): packets SES still has for it that PDS cannot see.
+  uint64_t serial = 0;
+  uint32_t ses_pins = 0;
 
   bool is_initiator() const { return role == PdcRole::kInitiator; }
   // A control packet on this PDC (SYN = 0: both IDs are known).
   ControlPacket Control(ControlType type, Psn psn, uint32_t payload) const;
-  // Nothing outstanding or queued either way, no stored response, no ACK due.
-  bool Idle() const { return (!tx || tx->Idle()) && (!rx || rx->Idle()); }
+  // Nothing outstanding or queued either way, no stored response, no ACK
+  // due, and nothing SES still holds for it.
+  bool Idle() const { return ses_pins == 0 && (!tx || tx->Idle()) && (!rx || rx->Idle()); }
 };
 
 }  // namespace uet::pds

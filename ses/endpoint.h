@@ -357,6 +357,8 @@ class Endpoint final : private pds::Delivery {
   void Unstall();
   // Tells the target of `op` to drop the part of its message it has.
   void SendMsgError(const TxOp& op);
+  // Releases op.pin (pds::Engine::UnpinPdc), if it holds one.
+  void ReleasePin(TxOp& op);
   void SubmitNext(uint64_t op_id, TxOp& op);
   // Serializes packet `index` of `op` into `out`; its next_hdr in `*next_hdr`.
   Status BuildPacket(const TxOp& op, uint32_t index, std::vector<std::byte>& out,

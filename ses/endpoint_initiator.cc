@@ -346,6 +346,11 @@ void Endpoint::SubmitNext(uint64_t id, TxOp& op) {
     if (status.ok()) {
       ++(served ? counters_.read_data_packets_sent : counters_.packets_sent);
       if (datagram) ++counters_.datagrams_sent;
+      if (served) {
+        // All of it is PDS's now: PDS sees it, the pin can go.
+        auto it = st.ops.find(id);
+        if (it != st.ops.end() && it->second->all_sent()) ReleasePin(*it->second);
+      }
       return;
     }
     --st.inflight_packets;
@@ -361,9 +366,16 @@ void Endpoint::SubmitNext(uint64_t id, TxOp& op) {
   o.resolved += unsent;
   o.expect_bytes = o.got_bytes;
   o.rdv_remaining = 0;
+  ReleasePin(o);
   // Part of the message left: tell the target to drop what it has.
   if (index > 0 && o.role != TxOp::Role::kServedRead) SendMsgError(o);
   MaybeFinish(id);
+}
+
+void Endpoint::ReleasePin(TxOp& op) {
+  if (!op.pin) return;
+  pds_->UnpinPdc(*op.pin);
+  op.pin.reset();
 }
 
 void Endpoint::SendMsgError(const TxOp& o) {
@@ -556,6 +568,7 @@ void Endpoint::MaybeFinish(uint64_t id) {
   // Reads a target is served from our rendezvous region still read it.
   if (op.rdv_served > 0) return;
   ForgetTimeout(TimeoutKey{.op = true, .id = id}, op.last_progress);
+  ReleasePin(op);
   std::unique_ptr<TxOp> done = std::move(it->second);
   st.ops.erase(it);
   if (done->ready != SIZE_MAX) {

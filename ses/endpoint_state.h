@@ -44,6 +44,10 @@ struct TxOp {
   // the READ's message ID it answers.
   PdcId reverse_of;
   MessageId answers;
+  // kServedRead: SES's hold on reverse_of (pds::Engine::PinPdc) while packets
+  // of it are not yet handed to PDS, so PDS neither closes nor expires the
+  // PDC under them; released once all are submitted, or when the op ends.
+  std::optional<pds::PdcPin> pin;
 
   // kUser: bytes of the message readable so far (SendOp::ready_bytes), and
   // why the rest never will be (SourceFailed: the op fails as a local error).

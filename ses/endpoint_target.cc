@@ -569,6 +569,9 @@ void Endpoint::ServeData(const pds::RxRequest& rx, const RequestView& v,
   op->key_or_tag = v.key_or_tag;
   op->answers = v.message_id;
   op->reverse_of = rx.pdc;
+  // Until its packets are all submitted PDS cannot see them: pin the PDC
+  // (spec-notes/pds.md "Liveness").
+  op->pin = pds_->PinPdc(rx.pdc);
   op->owned = std::move(owned);
   op->payload = op->owned.empty() ? bytes : std::span<const std::byte>(op->owned);
   op->request_length = static_cast<uint32_t>(op->payload.size());

@@ -258,6 +258,70 @@ TEST_F(CloseTest, CloseWaitsForTheTargetsReverseRequests) {
   EXPECT_EQ(A().counters().pdcs_closed, 1u);
 }
 
+// SES pins a target PDC while it holds read data PDS has not seen (queued
+// behind max_inflight_packets): the PDC is not idle, the initiator's CLOSE is
+// deferred as for outstanding reverse requests, and the data SES submits
+// before unpinning is delivered; the CLOSE is taken after.
+TEST_F(CloseTest, PinnedTargetDefersCloseUntilSesHasSubmitted) {
+  Build(Config(milliseconds(1)), Config(milliseconds(2)));
+  const Established e = Establish();
+  EXPECT_FALSE(B().PinPdc(PdcId(e.tb.value() + 1)).has_value()) << "no such PDC";
+  const std::optional<PdcPin> pin = B().PinPdc(e.tb);
+  ASSERT_TRUE(pin.has_value());
+  EXPECT_FALSE(B().FindPdc(e.tb)->Idle());
+  now_ = now_ + milliseconds(1);
+  A().OnTimer(now_);
+  Sent close = TakeOneA();
+  ASSERT_TRUE(close.IsControl(ControlType::kClose));
+  Deliver(close);
+  EXPECT_TRUE(TakeB().empty()) << "the CLOSE is not acked while SES holds read data";
+  EXPECT_EQ(B().counters().closes_deferred, 1u);
+  // Past B's own idle_close: no CLOSE_REQ, no expiry while pinned.
+  now_ = now_ + milliseconds(5);
+  B().OnTimer(now_);
+  EXPECT_TRUE(TakeB().empty());
+  ASSERT_NE(B().FindPdc(e.tb), nullptr);
+  EXPECT_EQ(B().FindPdc(e.tb)->state, PdcState::kOpen);
+  // SES submits its queued data, then lets go.
+  SubmitRequest r = Req(100, kA);
+  r.reverse_of = e.tb;
+  SubmitOk(B(), r);
+  B().UnpinPdc(*pin);
+  Settle(seconds(1));
+  EXPECT_TRUE(del_a_.failed.empty());
+  EXPECT_TRUE(del_b_.failed.empty());
+  EXPECT_EQ(del_b_.CompletedTokens(), (std::vector<uint64_t>{100}));
+  EXPECT_EQ(del_a_.RequestTokens(), (std::vector<uint64_t>{100}));
+  EXPECT_EQ(A().pdc_count(), 0u);
+  EXPECT_EQ(B().pdc_count(), 0u);
+  EXPECT_EQ(A().counters().pdcs_closed, 1u);
+  B().UnpinPdc(*pin);  // the PDC is gone: nothing to release, nothing breaks
+}
+
+// A pin names one incarnation of a PDC ID: releasing it after the PDC was
+// removed leaves a new PDC with that ID alone, and a PDC that is no longer
+// open cannot be pinned.
+TEST_F(CloseTest, StalePinTouchesNoOtherPdcAndLingeringPdcIsNotPinned) {
+  Build(Config(milliseconds(1)), Config(milliseconds(50)));
+  const Established e = Establish();
+  const std::optional<PdcPin> pin = B().PinPdc(e.tb);
+  ASSERT_TRUE(pin.has_value());
+  B().UnpinPdc(*pin);
+  EXPECT_TRUE(B().FindPdc(e.tb)->Idle());
+  B().UnpinPdc(*pin);  // once more: no underflow
+  EXPECT_EQ(B().FindPdc(e.tb)->ses_pins, 0u);
+  const std::optional<PdcPin> pin2 = B().PinPdc(e.tb);
+  ASSERT_TRUE(pin2.has_value());
+  B().UnpinPdc(PdcPin{.pdc = e.tb, .serial = pin2->serial + 1});
+  EXPECT_EQ(B().FindPdc(e.tb)->ses_pins, 1u) << "another incarnation's pin";
+  B().UnpinPdc(*pin2);
+  now_ = now_ + milliseconds(1);
+  A().OnTimer(now_);
+  Deliver(TakeOneA());  // CLOSE, taken
+  ASSERT_EQ(B().FindPdc(e.tb)->state, PdcState::kLingering);
+  EXPECT_FALSE(B().PinPdc(e.tb).has_value());
+}
+
 TEST_F(CloseTest, CloseAnsweredInvDpdcidRemovesThePdcWithoutFailingAnything) {
   Build(Config(milliseconds(1)), Config(milliseconds(50)));
   Establish();

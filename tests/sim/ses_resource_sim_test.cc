@@ -311,6 +311,68 @@ TEST_F(SesResource, RendezvousBothWaysAtOnceWithOnePacketInFlight) {
   RendezvousBothWays(seed_, config);
 }
 
+// Given a with one packet in flight, held by a send whose data packets are
+// lost for 10 ms, expect the data of b's reads of a, queued in a's SES behind
+// it while b's PDC to a idles past idle_close (1 ms), to keep that PDC open
+// (a's SES pins it: b's CLOSE is deferred) and to arrive exact once the send
+// gets through: no "no open target PDC" failure (issue 18, spec-notes/pds.md
+// "Liveness"). Without the pin a took the CLOSE and every read failed.
+TEST_F(SesResource, ReadDataQueuedBehindMaxInflightKeepsItsPdcOpenPastIdleClose) {
+  ses::EndpointConfig config = SesTestConfig();
+  config.max_inflight_packets = 1;
+  config.pds.idle_close = std::chrono::milliseconds(1);
+  // As the provider runs it: b resends its deferred CLOSE for peer_timeout
+  // (the count rule alone gives up on it within the 10 ms).
+  config.pds.peer_timeout = std::chrono::seconds(1);
+  config.message_timeout = config.pds.peer_timeout;
+  TwoHosts h(seed_, config);
+  ASSERT_TRUE(h.a.ok() && h.b.ok());
+  bool blocking = true;  // a's data packets (not its small ACKs) are lost
+  h.net.a_to_b().AddImpairment<DropIf>(
+      [&](const Packet& p) { return blocking && p.size_bytes() > 512; });
+
+  const std::vector<std::byte> msg = PatternBytes(1000, seed_.Derive("msg"));
+  std::vector<std::byte> got(msg.size());
+  ASSERT_TRUE(h.b.PostRecv(Recv(got, 100), /*tagged=*/false).ok());
+  ASSERT_TRUE(h.a.Send(SendOf(h.b, msg, 200, std::nullopt, 0)).ok());
+  RunFor(h.loop, std::chrono::microseconds(100));  // a's slot is taken
+
+  constexpr int kReads = 3;
+  const size_t size = 3 * kSesPayload;
+  std::vector<std::byte> region = PatternBytes(size, seed_.Derive("region"));
+  const uint64_t key = h.a.Register(region);
+  std::vector<std::vector<std::byte>> into(kReads, std::vector<std::byte>(size));
+  for (int i = 0; i < kReads; ++i) {
+    ASSERT_TRUE(h.b.Read(ses::ReadOp{.peer = h.a.peer(),
+                                     .key = key,
+                                     .offset = 0,
+                                     .into = into[i],
+                                     .context = static_cast<uint64_t>(i + 1)})
+                    .ok());
+  }
+  RunFor(h.loop, std::chrono::milliseconds(10));
+  EXPECT_EQ(h.a.endpoint().counters().read_data_packets_sent, 0u) << "all queued behind the send";
+  EXPECT_GE(h.a.endpoint().pds().counters().closes_deferred, 1u)
+      << "b's PDC went idle and closed while a's SES held its read data";
+  for (int i = 0; i < kReads; ++i) EXPECT_EQ(h.b.count_by_context[i + 1], 0);
+
+  blocking = false;
+  RunIdle(h.loop);
+  ASSERT_EQ(h.a.count_by_context[200], 1);
+  EXPECT_EQ(h.a.by_context[200].status, CompletionStatus::kOk) << h.a.by_context[200].Describe();
+  EXPECT_TRUE(SameBytes(got, msg));
+  for (int i = 0; i < kReads; ++i) {
+    const uint64_t ctx = static_cast<uint64_t>(i + 1);
+    ASSERT_EQ(h.b.count_by_context[ctx], 1) << "read " << i;
+    EXPECT_EQ(h.b.by_context[ctx].status, CompletionStatus::kOk) << h.b.by_context[ctx].Describe();
+    EXPECT_TRUE(SameBytes(into[i], region)) << "read " << i;
+  }
+  EXPECT_EQ(h.a.endpoint().pending_ops(), 0u);
+  EXPECT_EQ(h.b.endpoint().pending_ops(), 0u);
+  EXPECT_EQ(h.a.endpoint().pds().pdc_count(), 0u) << "the pins were released: all closed";
+  EXPECT_EQ(h.b.endpoint().pds().pdc_count(), 0u);
+}
+
 // A send whose addressing the target refuses completes with kRemoteError and
 // the target's code, at every size (one packet, several, rendezvous), and
 // touches nothing at the target.

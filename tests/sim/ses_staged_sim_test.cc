@@ -127,6 +127,52 @@ INSTANTIATE_TEST_SUITE_P(Sizes, SesStaged,
                                   std::to_string(std::get<1>(i.param));
                          });
 
+// Given a rendezvous send whose source a stages only after the target's PDC
+// has gone idle for several idle_close (b read the rest: its READ is acked and
+// a's served read waits in SES, invisible to PDS), expect b's CLOSE to be
+// deferred (a's SES pins the PDC) and the read data, once staged, to arrive:
+// no "no open target PDC", the message exact. Without the pin a took the
+// CLOSE and the served read's Submit failed.
+TEST_F(SesStagedFailure, ServedReadStillInSesKeepsItsPdcOpenPastIdleClose) {
+  ses::EndpointConfig config = SesTestConfig();
+  config.rendezvous_threshold = 0;
+  config.pds.idle_close = std::chrono::milliseconds(1);
+  config.pds.peer_timeout = std::chrono::seconds(1);  // b resends its CLOSE that long
+  config.message_timeout = config.pds.peer_timeout;
+  TwoHosts h(seed_, config);
+  ASSERT_TRUE(h.a.ok() && h.b.ok());
+  const size_t size = 8 * kSesPayload;
+  const std::vector<std::byte> data = PatternBytes(size, seed_.Derive("data"));
+  std::vector<std::byte> source(size, kNotStaged);
+  std::memcpy(source.data(), data.data(), kSesPayload);  // the eager packet
+  std::vector<std::byte> dst = GuardedBuffer(size);
+  std::span<std::byte> into(dst.data(), size);
+  ASSERT_TRUE(h.b.PostRecv(Recv(into, 1), /*tagged=*/false).ok());
+  ses::SendOp s = SendOf(h.b, source, 5, std::nullopt, 0);
+  s.ready_bytes = kSesPayload;
+  ASSERT_TRUE(h.a.Send(s).ok());
+
+  RunFor(h.loop, std::chrono::milliseconds(10));
+  EXPECT_EQ(h.a.endpoint().counters().read_data_packets_sent, 0u) << "nothing staged yet";
+  EXPECT_GE(h.a.endpoint().pds().counters().closes_deferred, 1u)
+      << "b's PDC went idle and closed while a's SES held the read";
+  EXPECT_EQ(h.b.count_by_context[1], 0);
+
+  std::memcpy(source.data(), data.data(), size);
+  ASSERT_TRUE(h.a.SourceReady(5, size).ok());
+  RunIdle(h.loop);
+  ASSERT_EQ(h.a.count_by_context[5], 1);
+  EXPECT_EQ(h.a.by_context[5].status, CompletionStatus::kOk) << h.a.by_context[5].Describe();
+  ASSERT_EQ(h.b.count_by_context[1], 1);
+  EXPECT_EQ(h.b.by_context[1].status, CompletionStatus::kOk) << h.b.by_context[1].Describe();
+  EXPECT_TRUE(SameBytes(into, data));
+  EXPECT_TRUE(AllGuard(std::span(dst).subspan(size)));
+  EXPECT_EQ(h.a.endpoint().pending_ops(), 0u);
+  EXPECT_EQ(h.b.endpoint().pending_ops(), 0u);
+  EXPECT_EQ(h.a.endpoint().pds().pdc_count(), 0u) << "the pin was released: all closed";
+  EXPECT_EQ(h.b.endpoint().pds().pdc_count(), 0u);
+}
+
 // Given a staged op whose peer never answers, expect it to fail once, and
 // SourceReady afterwards to say that nothing waits.
 TEST_F(SesStagedFailure, PeerThatNeverAnswersFailsTheOpOnceAndForgetsItsStaging) {
