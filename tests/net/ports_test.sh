@@ -11,7 +11,7 @@
 #                                                   (FI_UET_ADDR=::1, still no port)
 #   tests/net/ports_test.sh netns PROVIDER_DIR      inside a network namespace it
 #                                                   creates (lo and a veth pair,
-#                                                   10.77.0.1) and deletes
+#                                                   198.18.77.1) and deletes
 #
 # In the namespace 4793 is free, so the checks are strict: the server's log
 # shows port 4793 and the client's says it fell back to another port. On the
@@ -55,9 +55,9 @@ if [ "$mode" = netns ]; then
   fi
   ip -n "$ns" link set lo up
   # A veth pair inside the namespace: the provider's default address is then
-  # 10.77.0.1 (the first up, non-loopback IPv4 address), as on a real host.
+  # 198.18.77.1 (the first up, non-loopback IPv4 address), as on a real host.
   ip -n "$ns" link add v0 type veth peer name v1
-  ip -n "$ns" addr add 10.77.0.1/24 dev v0
+  ip -n "$ns" addr add 198.18.77.1/24 dev v0
   ip -n "$ns" link set v0 up
   ip -n "$ns" link set v1 up
   in_ns=(ip netns exec "$ns")
@@ -116,7 +116,7 @@ run() {
 }
 
 dest=127.0.0.1
-[ "$mode" = netns ] && dest=10.77.0.1
+[ "$mode" = netns ] && dest=198.18.77.1
 # One size per run keeps each pair well under a second; together the runs
 # cover one byte, a packet, a multi-packet message and a rendezvous one (dgram:
 # every size up to one packet).
