@@ -84,6 +84,16 @@ InfoPtr InfoWithoutService(fi_ep_type type = FI_EP_RDM) {
   return InfoPtr(info);
 }
 
+// A "process": its own fabric and domain from `info`, and an endpoint opened
+// (not enabled) on them.
+void OpenNode(Node& n, InfoPtr info) {
+  ASSERT_NE(info, nullptr);
+  n.info = std::move(info);
+  ASSERT_EQ(fi_fabric(n.info->fabric_attr, &n.fabric, nullptr), 0);
+  ASSERT_EQ(fi_domain(n.fabric, n.info.get(), &n.domain, nullptr), 0);
+  ASSERT_NO_FATAL_FAILURE(n.ep.Open(n.domain, n.info.get()));
+}
+
 // The UDP port in an address blob, through the AV's text form
 // ("uet://<ip>:<port>/...").
 int PortOf(fid_av* av, const void* name) {
@@ -113,11 +123,7 @@ class PortsRdm : public RdmApi, public ::testing::WithParamInterface<const char*
     UseProviderUnderTest();
     well_known_free_ = PortFree(ip, kWellKnownPort);
     for (Node* n : {&a_, &b_}) {
-      n->info = InfoWithoutService();
-      ASSERT_NE(n->info, nullptr);
-      ASSERT_EQ(fi_fabric(n->info->fabric_attr, &n->fabric, nullptr), 0);
-      ASSERT_EQ(fi_domain(n->fabric, n->info.get(), &n->domain, nullptr), 0);
-      ASSERT_NO_FATAL_FAILURE(n->ep.Open(n->domain, n->info.get()));
+      ASSERT_NO_FATAL_FAILURE(OpenNode(*n, InfoWithoutService()));
       ASSERT_NO_FATAL_FAILURE(n->ep.Enable());
     }
     a_to_b_ = a_.ep.Insert(b_.ep);
@@ -155,11 +161,7 @@ TEST(PortParams, PinnedPortTakenFailsEnableWithEaddrinuseAndSaysHowToFixIt) {
   unsetenv("FI_LOG_LEVEL");
   UseProviderUnderTest();
   Node n;
-  n.info = InfoWithoutService();
-  ASSERT_NE(n.info, nullptr);
-  ASSERT_EQ(fi_fabric(n.info->fabric_attr, &n.fabric, nullptr), 0);
-  ASSERT_EQ(fi_domain(n.fabric, n.info.get(), &n.domain, nullptr), 0);
-  ASSERT_NO_FATAL_FAILURE(n.ep.Open(n.domain, n.info.get()));
+  ASSERT_NO_FATAL_FAILURE(OpenNode(n, InfoWithoutService()));
   testing::internal::CaptureStderr();
   const int rc = fi_enable(n.ep.ep);
   const std::string said = testing::internal::GetCapturedStderr();
@@ -180,11 +182,7 @@ TEST(PortParams, TakenWellKnownPortFallsBackToAnEphemeralOne) {
   setenv("FI_UET_ADDR", "127.0.0.1", 1);
   UseProviderUnderTest();
   Node n;
-  n.info = InfoWithoutService();
-  ASSERT_NE(n.info, nullptr);
-  ASSERT_EQ(fi_fabric(n.info->fabric_attr, &n.fabric, nullptr), 0);
-  ASSERT_EQ(fi_domain(n.fabric, n.info.get(), &n.domain, nullptr), 0);
-  ASSERT_NO_FATAL_FAILURE(n.ep.Open(n.domain, n.info.get()));
+  ASSERT_NO_FATAL_FAILURE(OpenNode(n, InfoWithoutService()));
   ASSERT_NO_FATAL_FAILURE(n.ep.Enable());
   const int port = PortOf(n.ep.av, n.ep.name.data());
   EXPECT_GT(port, 0);
@@ -198,11 +196,7 @@ TEST(PortParams, FiUetPortZeroNeverTakesTheWellKnownPort) {
   setenv("FI_UET_ADDR", "127.0.0.1", 1);
   UseProviderUnderTest();
   Node n;
-  n.info = InfoWithoutService();
-  ASSERT_NE(n.info, nullptr);
-  ASSERT_EQ(fi_fabric(n.info->fabric_attr, &n.fabric, nullptr), 0);
-  ASSERT_EQ(fi_domain(n.fabric, n.info.get(), &n.domain, nullptr), 0);
-  ASSERT_NO_FATAL_FAILURE(n.ep.Open(n.domain, n.info.get()));
+  ASSERT_NO_FATAL_FAILURE(OpenNode(n, InfoWithoutService()));
   const bool was_free = PortFree("127.0.0.1", kWellKnownPort);
   ASSERT_NO_FATAL_FAILURE(n.ep.Enable());
   const int port = PortOf(n.ep.av, n.ep.name.data());
@@ -370,13 +364,6 @@ class PortParamsMultiEp : public RdmApi {
     hints->src_addr = nullptr;
     hints->src_addrlen = 0;
     return Get(node, nullptr, 0, hints.get());
-  }
-  static void OpenNode(Node& n, InfoPtr info) {
-    ASSERT_NE(info, nullptr);
-    n.info = std::move(info);
-    ASSERT_EQ(fi_fabric(n.info->fabric_attr, &n.fabric, nullptr), 0);
-    ASSERT_EQ(fi_domain(n.fabric, n.info.get(), &n.domain, nullptr), 0);
-    ASSERT_NO_FATAL_FAILURE(n.ep.Open(n.domain, n.info.get()));
   }
   // Three more endpoints on n's domain from Regetinfo(n.info, node), enabled.
   std::vector<Endpoint*> ExtraEps(Node& n, const char* node) {
