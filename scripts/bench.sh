@@ -4,12 +4,15 @@
 # same run, on loopback and across two network namespaces joined by a veth pair
 # (scripts/pingpong.sh does each run):
 #
-#   uet rdm | udp dgram (the latency reference) | udp;ofi_rxd rdm |
-#   tcp;ofi_rxm rdm | net rdm (`fi_info -p net` in 1.17 offers rdm and msg;
-#   rdm is net's own, not net;ofi_rxm)
+#   uet rdm (defaults: 16 EVs, TSS off) | uet@1ev rdm (FI_UET_EV_COUNT=1) |
+#   uet@tss rdm (TSS on: a fresh direct-mode key file shared by both sides) |
+#   udp dgram (the latency reference) | udp;ofi_rxd rdm | tcp;ofi_rxm rdm |
+#   net rdm (`fi_info -p net` in 1.17 offers rdm and msg; rdm is net's own,
+#   not net;ofi_rxm)
 #
-# at 64 B, 4 KiB, 64 KiB and 1 MiB (udp dgram: 64 B only, its max_msg_size is
-# 1472 B; the other cells say n/a).
+# at 64 B, 4 KiB, 64 KiB, 1 MiB and 16 MiB (udp dgram: 64 B only, its
+# max_msg_size is 1472 B; the other cells say n/a). A provider written
+# NAME@VARIANT runs provider NAME with the variant's environment (1ev, tss).
 #
 #   scripts/bench.sh [N]       N measured runs per cell (default 5)
 #
@@ -26,10 +29,14 @@
 # its CQ, so CPU per transfer is about twice the latency for a provider without
 # threads of its own. The report also gives fi_pingpong's own numbers for the
 # I-iteration runs (medians, setup included), comparable with older runs.
-# Iterations I per size: 64 B 10000, 4 KiB 5000, 64 KiB 1000, 1 MiB 100.
+# Iterations I per size: 64 B 10000, 4 KiB 5000, 64 KiB 1000, 1 MiB 100,
+# 16 MiB 10. CPU-us per MiB = CPU-us per transfer / the size in MiB.
 #
-# Targets (setup-subtracted numbers, each mode): uet rdm 64 B latency within
-# 1.15x of udp dgram's; uet rdm 1 MiB MB/s at least 1.2x net rdm's. PASS/MISS.
+# Targets (issue 20; setup-subtracted numbers, each mode), PASS/MISS:
+#   uet rdm 64 B latency <= net rdm's and <= 1.3x udp dgram's;
+#   uet rdm 1 MiB and 16 MiB MB/s >= 1.2x net rdm's (and >= 1.0x tcp;ofi_rxm's);
+#   uet rdm CPU-us per MiB at 1 MiB and 16 MiB <= tcp;ofi_rxm's;
+#   uet@tss rdm 1 MiB and 16 MiB MB/s >= 0.6x uet rdm's.
 #
 # Output: a markdown report (default bench-results/bench.md), printed too; next
 # to it NAME.tsv (one row per cell: mode provider ep size latency MB/s CPU-us)
@@ -39,11 +46,10 @@
 # reason goes to stderr; the bench goes on. A cell that failed some runs uses
 # the others (counted in the report).
 #
-# Time: 2 modes x 17 cells x (1 + 2N) runs = 374 fi_pingpong runs with N=5,
+# Time: 2 modes x 31 cells x (1 + 2N) runs = 434 fi_pingpong runs with N=3,
 # each about 1 s of start-up (two processes, namespaces) plus its transfers
-# (0.1-1 s on an idle machine, at most UET_BENCH_MAX_RUN_S): about 8 minutes
-# with the default N on an idle 2-core machine; 16.5 minutes measured on a
-# 2-core machine at load average 5-8. The two fi_pingpong processes each spin
+# (0.1-1 s on an idle machine, at most UET_BENCH_MAX_RUN_S): about 12 minutes
+# with N=3 on an idle 2-core machine, twice that with the default N=5. The two fi_pingpong processes each spin
 # on a core, so other load on the machine shows in the numbers (the report
 # records the load average); bench on a quiet machine.
 #
@@ -54,7 +60,7 @@
 #   UET_BENCH_MODES="loopback veth"   which setups (default both; veth needs
 #                               root and `ip netns`, else only loopback, said so)
 #   UET_BENCH_PROVIDERS="uet:rdm udp:dgram ..."  provider:ep list (default above)
-#   UET_BENCH_SIZES="64:10000 4096:5000 65536:1000 1048576:100"  size:iterations
+#   UET_BENCH_SIZES="64:10000 4096:5000 65536:1000 1048576:100 16777216:10"  size:iterations
 #   UET_BENCH_TIMEOUT=S         timeout per fi_pingpong run (default 60)
 #   UET_BENCH_MAX_RUN_S=S       cap on a run's transfer time (default 5): when
 #                               the warm-up shows that I iterations would take
@@ -87,8 +93,8 @@ out_png=$out_base.png
 mkdir -p "$(dirname "$out_md")"
 tmo=${UET_BENCH_TIMEOUT:-60}
 read -r -a modes <<<"${UET_BENCH_MODES:-loopback veth}"
-read -r -a providers <<<"${UET_BENCH_PROVIDERS:-uet:rdm udp:dgram udp;ofi_rxd:rdm tcp;ofi_rxm:rdm net:rdm}"
-read -r -a sizes <<<"${UET_BENCH_SIZES:-64:10000 4096:5000 65536:1000 1048576:100}"
+read -r -a providers <<<"${UET_BENCH_PROVIDERS:-uet:rdm uet@1ev:rdm uet@tss:rdm udp:dgram udp;ofi_rxd:rdm tcp;ofi_rxm:rdm net:rdm}"
+read -r -a sizes <<<"${UET_BENCH_SIZES:-64:10000 4096:5000 65536:1000 1048576:100 16777216:10}"
 
 unset UET_PINGPONG_LOOPBACK UET_PINGPONG_PROV UET_PINGPONG_IPV6 UET_PINGPONG_LOSS_PCT \
   UET_PINGPONG_LOSS_PORTS UET_PINGPONG_TIMEOUT UET_PINGPONG_CPUS UET_PINGPONG_NICE
@@ -137,11 +143,26 @@ human_size() {
 
 # One fi_pingpong run: sets r_lat r_mbps (client row) r_cpu (both processes'
 # user+sys seconds, empty without /usr/bin/time); returns 1 with r_why set.
+# The uet@tss variant's key file: one direct-mode secure domain, both sides.
+printf 'uet-tss-keyfile 1\nsd  0x000101 42 direct\nkey 0x000101 0 current %s\n' \
+  "$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" >"$tmp/bench.key"
+chmod 600 "$tmp/bench.key"
+
+# NAME@VARIANT: the environment of a variant (both processes).
+variant_env() {
+  case $1 in
+    *@1ev) echo "FI_UET_EV_COUNT=1" ;;
+    *@tss) echo "FI_UET_TSS_KEY_FILE=$tmp/bench.key" ;;
+    *@*) echo "bench: unknown variant in $1 (known: 1ev, tss)" >&2; exit 2 ;;
+  esac
+}
+
 r_lat='' r_mbps='' r_cpu='' r_why=''
 run_pp() {
-  local mode=$1 prov=$2 ep=$3 size=$4 iters=$5 log=$tmp/run.log rc=0 lb=
+  local mode=$1 prov=${2%@*} ep=$3 size=$4 iters=$5 log=$tmp/run.log rc=0 lb= venv
   [ "$mode" = loopback ] && lb=1
-  UET_PINGPONG_PROV="$prov" UET_PINGPONG_LOOPBACK="$lb" UET_PINGPONG_TIMEOUT="$tmo" \
+  venv=$(variant_env "$2")
+  env $venv UET_PINGPONG_PROV="$prov" UET_PINGPONG_LOOPBACK="$lb" UET_PINGPONG_TIMEOUT="$tmo" \
     scripts/pingpong.sh "$prov_dir" -e "$ep" -I "$iters" -S "$size" >"$log" 2>&1 || rc=$?
   local row
   row=$(awk '/^--- client/ {c = 1} /^--- server/ {c = 0} c && $1 ~ /^[0-9]/ {print $6, $7; exit}' "$log")
@@ -244,6 +265,9 @@ cell() {  # what kind
     main) if [ "$v" = noisy ]; then echo "noisy (setup spread > transfer time)"; return; fi
       echo "$(fmt_num "$v") us, $(fmt_num "${mbps[$k]}") MB/s" ;;
     cpu) if [ -n "${cpu[$k]:-}" ]; then fmt_num "${cpu[$k]}"; else echo "?"; fi ;;
+    cpumib) if [[ "${cpu[$k]:-}" =~ ^[0-9.]+$ ]]; then
+        fmt_num "$(awk -v c="${cpu[$k]}" -v s="${k##*|}" 'BEGIN {print c * 1048576 / s}')"
+      else echo "?"; fi ;;
     raw) echo "$(fmt_num "${raw_lat[$k]}") us, $(fmt_num "${raw_mbps[$k]}") MB/s" ;;
   esac
 }
@@ -276,6 +300,17 @@ target_row() {  # name mode uet_key ref_key field op limit unit
     printf "| %s | %s | %.2f %s | %.2f %s | %.2fx | %s |\n", n, m, a, u, b, u, r, ok ? "PASS" : "MISS" }'
 }
 
+cpu_row() {  # name mode uet_key ref_key: CPU per transfer, lower is better
+  local a=${cpu[$3]:-} b=${cpu[$4]:-}
+  if ! [[ "$a" =~ ^[0-9.]+$ && "$b" =~ ^[0-9.]+$ ]] || awk -v b="$b" 'BEGIN {exit !(b <= 0)}'; then
+    echo "| $1 | $2 | ${a:-not run} | ${b:-not run} | - | n/a |"
+    return
+  fi
+  awk -v n="$1" -v m="$2" -v a="$a" -v b="$b" -v s="${3##*|}" 'BEGIN {
+    r = a / b; printf "| %s | %s | %.0f CPU-us/MiB | %.0f CPU-us/MiB | %.2fx | %s |\n", n, m,
+      a * 1048576 / s, b * 1048576 / s, r, (r <= 1.0) ? "PASS" : "MISS" }'
+}
+
 {
   echo "# uet benchmark: fi_pingpong, $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo
@@ -301,6 +336,10 @@ target_row() {  # name mode uet_key ref_key field op limit unit
     echo "CPU-us per transfer (both processes, setup subtracted):"
     echo
     table "$mode" cpu
+    echo
+    echo "CPU-us per MiB moved (both processes; the row above / the size in MiB):"
+    echo
+    table "$mode" cpumib
     echo
     echo "As fi_pingpong prints them for the I-iteration runs (median of $reps, connection setup included):"
     echo
@@ -334,10 +373,15 @@ target_row() {  # name mode uet_key ref_key field op limit unit
   echo "| target | mode | uet rdm | reference | ratio | result |"
   echo "|---|---|---|---|---|---|"
   for mode in "${modes[@]}"; do
-    target_row "64 B latency <= 1.15x udp dgram" "$mode" "$mode|uet:rdm|64" "$mode|udp:dgram|64" lat le 1.15 us
-  done
-  for mode in "${modes[@]}"; do
-    target_row "1 MiB MB/s >= 1.2x net rdm" "$mode" "$mode|uet:rdm|1048576" "$mode|net:rdm|1048576" mbps ge 1.2 MB/s
+    target_row "64 B latency <= net rdm" "$mode" "$mode|uet:rdm|64" "$mode|net:rdm|64" lat le 1.0 us
+    target_row "64 B latency <= 1.3x udp dgram" "$mode" "$mode|uet:rdm|64" "$mode|udp:dgram|64" lat le 1.3 us
+    for sz in 1048576 16777216; do
+      hs=$(human_size $sz)
+      target_row "$hs MB/s >= 1.2x net rdm" "$mode" "$mode|uet:rdm|$sz" "$mode|net:rdm|$sz" mbps ge 1.2 MB/s
+      target_row "$hs MB/s >= 1.0x tcp;ofi_rxm" "$mode" "$mode|uet:rdm|$sz" "$mode|tcp;ofi_rxm:rdm|$sz" mbps ge 1.0 MB/s
+      cpu_row "$hs CPU-us/MiB <= tcp;ofi_rxm" "$mode" "$mode|uet:rdm|$sz" "$mode|tcp;ofi_rxm:rdm|$sz"
+      target_row "$hs uet@tss MB/s >= 0.6x uet" "$mode" "$mode|uet@tss:rdm|$sz" "$mode|uet:rdm|$sz" mbps ge 0.6 MB/s
+    done
   done
 } >"$out_md"
 
