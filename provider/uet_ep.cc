@@ -341,7 +341,7 @@ int EnableEndpoint(Endpoint& ep) {
   for (const WaitFd* w : WaitSetsOf(ep)) w->Add(ep.progress->fd());
   ep.payload_bytes = payload.bytes;
   ep.enabled = true;
-  UET_LOG_INFO(FI_LOG_EP_CTRL, "uet: endpoint %s enabled (%s, payload %zu B: %s)\n",
+  UET_LOG_INFO(FI_LOG_EP_CTRL, "uet: endpoint %s enabled (%s), payload %zu B (%s)\n",
                ep.local.ToString().c_str(), config.mode == pds::PdsMode::kRod ? "ROD" : "RUD",
                payload.bytes, payload.source.c_str());
   return FI_SUCCESS;

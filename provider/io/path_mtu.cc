@@ -29,6 +29,28 @@ bool Holds(const sockaddr* sa, const IpAddress& addr) {
   return false;
 }
 
+// `addr` lies in the prefix of the ifaddrs entry (address and netmask).
+bool InPrefix(const ifaddrs* p, const IpAddress& addr) {
+  if (p->ifa_netmask == nullptr || p->ifa_addr->sa_family != p->ifa_netmask->sa_family) {
+    return false;
+  }
+  const uint8_t* have = nullptr;
+  const uint8_t* mask = nullptr;
+  if (addr.is_v4() && p->ifa_addr->sa_family == AF_INET) {
+    have = reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in*>(p->ifa_addr)->sin_addr);
+    mask = reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in*>(p->ifa_netmask)->sin_addr);
+  } else if (addr.is_v6() && p->ifa_addr->sa_family == AF_INET6) {
+    have = reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in6*>(p->ifa_addr)->sin6_addr);
+    mask = reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in6*>(p->ifa_netmask)->sin6_addr);
+  } else {
+    return false;
+  }
+  for (size_t i = 0; i < addr.size(); ++i) {
+    if ((have[i] & mask[i]) != (addr.data()[i] & mask[i])) return false;
+  }
+  return true;
+}
+
 std::optional<uint32_t> MtuOf(int fd, const char* name) {
   ifreq req{};
   std::strncpy(req.ifr_name, name, IFNAMSIZ - 1);
@@ -53,14 +75,22 @@ std::optional<InterfaceMtuInfo> InterfaceMtu(const IpAddress& addr) {
   const bool any = IsWildcard(addr);
   const int family = addr.is_v4() ? AF_INET : AF_INET6;
   std::optional<InterfaceMtuInfo> best;
+  std::optional<InterfaceMtuInfo> loopback;  // a loopback prefix holding addr (127.0.0.2)
   for (const ifaddrs* p = list; p != nullptr; p = p->ifa_next) {
     if (p->ifa_addr == nullptr || !(p->ifa_flags & IFF_UP)) continue;
-    if (any ? p->ifa_addr->sa_family != family : !Holds(p->ifa_addr, addr)) continue;
+    const bool match = any ? p->ifa_addr->sa_family == family : Holds(p->ifa_addr, addr);
+    const bool on_loopback = !any && !match && (p->ifa_flags & IFF_LOOPBACK) && InPrefix(p, addr);
+    if (!match && !on_loopback) continue;
     const std::optional<uint32_t> mtu = MtuOf(fd, p->ifa_name);
     if (!mtu) continue;
+    if (on_loopback) {
+      if (!loopback) loopback = InterfaceMtuInfo{*mtu, p->ifa_name};
+      continue;
+    }
     if (!best || *mtu < best->mtu) best = InterfaceMtuInfo{*mtu, p->ifa_name};
     if (!any) break;
   }
+  if (!best) best = loopback;
   ::freeifaddrs(list);
   ::close(fd);
   return best;
