@@ -218,7 +218,8 @@ Result<UdpIoConfig> IoConfigFromParams(const IpAddress& addr, uint16_t port) {
   c.gro = p.gro;
   // Receive whatever a peer may send (kMaxPayloadParam with the largest
   // headers), not only what this endpoint sends.
-  static_assert(UdpIoConfig{}.max_datagram >= kMaxPayloadParam + ses::EndpointConfig::kHeaderBudget);
+  static_assert(UdpIoConfig{}.max_datagram >=
+                kMaxPayloadParam + ses::EndpointConfig::kHeaderBudget);
   c.impair.drop_ppm = Ppm(p.impair_drop_ppm);
   c.impair.duplicate_ppm = Ppm(p.impair_dup_ppm);
   c.impair.reorder_ppm = Ppm(p.impair_reorder_ppm);

@@ -34,19 +34,21 @@ bool InPrefix(const ifaddrs* p, const IpAddress& addr) {
   if (p->ifa_netmask == nullptr || p->ifa_addr->sa_family != p->ifa_netmask->sa_family) {
     return false;
   }
-  const uint8_t* have = nullptr;
-  const uint8_t* mask = nullptr;
+  const void* have = nullptr;
+  const void* mask = nullptr;
   if (addr.is_v4() && p->ifa_addr->sa_family == AF_INET) {
-    have = reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in*>(p->ifa_addr)->sin_addr);
-    mask = reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in*>(p->ifa_netmask)->sin_addr);
+    have = &reinterpret_cast<const sockaddr_in*>(p->ifa_addr)->sin_addr;
+    mask = &reinterpret_cast<const sockaddr_in*>(p->ifa_netmask)->sin_addr;
   } else if (addr.is_v6() && p->ifa_addr->sa_family == AF_INET6) {
-    have = reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in6*>(p->ifa_addr)->sin6_addr);
-    mask = reinterpret_cast<const uint8_t*>(&reinterpret_cast<const sockaddr_in6*>(p->ifa_netmask)->sin6_addr);
+    have = &reinterpret_cast<const sockaddr_in6*>(p->ifa_addr)->sin6_addr;
+    mask = &reinterpret_cast<const sockaddr_in6*>(p->ifa_netmask)->sin6_addr;
   } else {
     return false;
   }
+  const auto* h = static_cast<const uint8_t*>(have);
+  const auto* m = static_cast<const uint8_t*>(mask);
   for (size_t i = 0; i < addr.size(); ++i) {
-    if ((have[i] & mask[i]) != (addr.data()[i] & mask[i])) return false;
+    if ((h[i] & m[i]) != (addr.data()[i] & m[i])) return false;
   }
   return true;
 }
