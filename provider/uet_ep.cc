@@ -122,10 +122,10 @@ int EpBind(struct fid* fid, struct fid* bfid, uint64_t flags) {
   }
 }
 
-ses::EndpointConfig SesConfigFor(const Endpoint& ep) {
+ses::EndpointConfig SesConfigFor(const Endpoint& ep, size_t payload_bytes) {
   const ProviderParams& p = Params();
   ses::EndpointConfig c;
-  c.payload_bytes = PayloadBytes();  // less the TSS overhead when TSS is on
+  c.payload_bytes = payload_bytes;  // PayloadFor: the budget reserves TSS
   // A full-size packet: payload and the largest SES/PDS headers.
   const size_t packet = c.payload_bytes + ses::EndpointConfig::kMaxSesOverhead;
   c.pds.max_packet_bytes = std::max(c.pds.max_packet_bytes, packet + 16);
@@ -276,7 +276,8 @@ int EnableEndpoint(Endpoint& ep) {
                  static_cast<long long>(Params().max_cccs));
     return -FI_EINVAL;
   }
-  ses::EndpointConfig config = SesConfigFor(ep);
+  const PayloadChoice payload = PayloadFor(ep.local.fabric_address);
+  ses::EndpointConfig config = SesConfigFor(ep, payload.bytes);
   if (absl::Status tune = ApplyCcTune(Params().cc_tune, config.pds.cc); !tune.ok()) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: %s\n", std::string(tune.message()).c_str());
     return -FI_EINVAL;
@@ -338,9 +339,11 @@ int EnableEndpoint(Endpoint& ep) {
     return rc;
   }
   for (const WaitFd* w : WaitSetsOf(ep)) w->Add(ep.progress->fd());
+  ep.payload_bytes = payload.bytes;
   ep.enabled = true;
-  UET_LOG_INFO(FI_LOG_EP_CTRL, "uet: endpoint %s enabled (%s)\n", ep.local.ToString().c_str(),
-               config.mode == pds::PdsMode::kRod ? "ROD" : "RUD");
+  UET_LOG_INFO(FI_LOG_EP_CTRL, "uet: endpoint %s enabled (%s), payload %zu B (%s)\n",
+               ep.local.ToString().c_str(), config.mode == pds::PdsMode::kRod ? "ROD" : "RUD",
+               payload.bytes, payload.source.c_str());
   return FI_SUCCESS;
 }
 

@@ -39,9 +39,9 @@ ssize_t SendLocked(Endpoint& ep, const SendArgs& a, const char* call) {
                  kInjectSize);
     return -FI_EMSGSIZE;
   }
-  if (ep.type == FI_EP_DGRAM && a.len > PayloadBytes()) {
+  if (ep.type == FI_EP_DGRAM && a.len > ep.payload_bytes) {
     UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: %zu bytes exceed the DGRAM max_msg_size %zu\n", call,
-                 a.len, PayloadBytes());
+                 a.len, ep.payload_bytes);
     return -FI_EMSGSIZE;
   }
   std::optional<EndpointAddress> peer = LookupPeer(ep, a.dest, call);

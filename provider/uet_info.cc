@@ -21,8 +21,11 @@
 #include <new>
 #include <optional>
 #include <span>
+#include <string>
 #include <type_traits>
+#include <utility>
 
+#include "provider/io/path_mtu.h"
 #include "provider/uet_auth_key.h"
 #include "provider/uet_nic.h"
 #include "uet/bytes.h"
@@ -904,6 +907,20 @@ int ResolveAddresses(const char* node, const char* service, uint64_t flags,
 int GetInfoImpl(uint32_t version, const char* node, const char* service, uint64_t flags,
                 const fi_info* hints, fi_info** info, const InfoConfig& cfg,
                 const fi_provider* prov) {
+  // The addresses first: a DGRAM message is one packet, whose payload follows
+  // the MTU of the source address's interface (cfg.payload_bytes 0). An
+  // address rejection is reported after the types' ones, as before.
+  EndpointAddress src;
+  std::optional<EndpointAddress> dest;
+  const int addr_rc =
+      ResolveAddresses(node, service, flags, hints, cfg, Rejector(prov, "address"), &src, &dest);
+  const std::string addr_reason = std::exchange(g_reason, std::string());
+  size_t payload = cfg.payload_bytes;
+  if (payload == 0) {
+    const std::optional<InterfaceMtuInfo> m =
+        addr_rc == 0 ? InterfaceMtu(src.fabric_address) : std::nullopt;
+    payload = PayloadForMtu(m ? m->mtu : 1500);  // as the endpoint will (PayloadFor)
+  }
   fi_info* head = nullptr;
   fi_info* tail = nullptr;
   for (fi_ep_type type : kEpTypes) {
@@ -915,7 +932,7 @@ int GetInfoImpl(uint32_t version, const char* node, const char* service, uint64_
       return -FI_ENOMEM;
     }
     // A datagram is one packet.
-    if (type == FI_EP_DGRAM) cur->ep_attr->max_msg_size = cfg.payload_bytes;
+    if (type == FI_EP_DGRAM) cur->ep_attr->max_msg_size = payload;
     cur->domain_attr->auth_key_size = cfg.auth_key_size;
     cur->ep_attr->auth_key_size = cfg.auth_key_size;
     if (!MatchAndAlter(version, hints, cur, cfg, Rejector(prov, EpTypeName(type)))) {
@@ -926,14 +943,11 @@ int GetInfoImpl(uint32_t version, const char* node, const char* service, uint64_
     tail = cur;
   }
   if (head == nullptr) return -FI_ENODATA;
-
-  EndpointAddress src;
-  std::optional<EndpointAddress> dest;
-  const int rc =
-      ResolveAddresses(node, service, flags, hints, cfg, Rejector(prov, "address"), &src, &dest);
-  if (rc != 0) {
+  if (addr_rc != 0) {
+    if (!g_reason.empty()) g_reason.append("; ");
+    g_reason.append(addr_reason);
     fi_freeinfo(head);
-    return rc;
+    return addr_rc;
   }
   for (fi_info* cur = head; cur != nullptr; cur = cur->next) {
     cur->addr_format = FI_FORMAT_UNSPEC;

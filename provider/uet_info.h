@@ -181,7 +181,8 @@ struct InfoConfig {
   // The port of a destination named without a service: FI_UET_PORT when set
   // to a port; 0 = `port`, or kDefaultPort when that is 0.
   uint16_t dest_port = 0;
-  // Payload per packet. Not used by RDM matching; DGRAM's max_msg_size later.
+  // Payload per packet: DGRAM's max_msg_size (one packet). 0: from the MTU
+  // of the source address's interface, as the endpoint will (PayloadFor).
   size_t payload_bytes = ses::EndpointConfig::kDefaultPayloadBytes;
   // FI_HMEM: whether CUDA is usable here (probed only when hints ask for
   // FI_HMEM), and why not. Without it FI_HMEM hints get -FI_ENODATA.

@@ -4,8 +4,10 @@
 #include <cstring>
 #include <new>
 #include <optional>
+#include <string>
 
 #include "provider/hmem/ep_hmem.h"
+#include "provider/io/path_mtu.h"
 #include "provider/hmem/hmem_ops.h"
 #include "provider/uet_auth_key.h"
 #include "provider/uet_port.h"
@@ -38,8 +40,17 @@ ProviderParams ReadParams() {
     p.port = v;
     p.port_set = true;
   }
-  if (fi_param_get_int(&g_provider, "payload", &v) == FI_SUCCESS && v > 0) {
-    p.payload_bytes = static_cast<size_t>(v);
+  if (fi_param_get_int(&g_provider, "payload", &v) == FI_SUCCESS) {
+    if (v > 0 && static_cast<size_t>(v) <= kMaxPayloadParam) {
+      p.payload_bytes = static_cast<size_t>(v);
+    } else if (v != 0) {  // 0: from the MTU, as unset
+      // Larger packets would be dropped by receivers sized for 8824 (and by
+      // this endpoint's own send path): use the MTU's payload instead.
+      UET_LOG_WARN(FI_LOG_CORE,
+                   "uet: FI_UET_PAYLOAD=%d ignored (1..%zu, the largest payload every uet "
+                   "receiver accepts); the payload follows the interface MTU\n",
+                   v, kMaxPayloadParam);
+    }
   }
   s = nullptr;
   if (fi_param_get_str(&g_provider, "delivery", &s) == FI_SUCCESS && s != nullptr) {
@@ -152,13 +163,29 @@ size_t PayloadBytes() {
   return p.payload_bytes > 0 ? p.payload_bytes : ses::EndpointConfig::kDefaultPayloadBytes;
 }
 
+PayloadChoice PayloadFor(const IpAddress& bound) {
+  const ProviderParams& p = Params();
+  if (p.payload_bytes > 0) return {.bytes = p.payload_bytes, .mtu = 0, .source = "FI_UET_PAYLOAD"};
+  constexpr uint32_t kFallbackMtu = 1500;
+  const std::optional<InterfaceMtuInfo> m = InterfaceMtu(bound);
+  if (!m) {
+    return {.bytes = PayloadForMtu(kFallbackMtu),
+            .mtu = kFallbackMtu,
+            .source = "no interface holds the address: MTU 1500"};
+  }
+  return {.bytes = PayloadForMtu(m->mtu),
+          .mtu = m->mtu,
+          .source = "MTU " + std::to_string(m->mtu) + " of " + m->name +
+                    (IsWildcard(bound) ? " (smallest of the up interfaces)" : "")};
+}
+
 InfoConfig InfoConfigFromParams() {
   const ProviderParams& p = Params();
   InfoConfig c;
   c.iface_addr = p.addr;
   c.port = DefaultLocalPort();
   if (p.port_set && p.port != 0) c.dest_port = static_cast<uint16_t>(p.port);
-  c.payload_bytes = PayloadBytes();
+  c.payload_bytes = p.payload_bytes;  // 0: from the MTU of the source address
   c.auth_key_size = OfferedAuthKeySize();
   return c;
 }
@@ -189,6 +216,10 @@ Result<UdpIoConfig> IoConfigFromParams(const IpAddress& addr, uint16_t port) {
   }
   c.gso = p.gso;
   c.gro = p.gro;
+  // Receive whatever a peer may send (kMaxPayloadParam with the largest
+  // headers), not only what this endpoint sends.
+  static_assert(UdpIoConfig{}.max_datagram >=
+                kMaxPayloadParam + ses::EndpointConfig::kHeaderBudget);
   c.impair.drop_ppm = Ppm(p.impair_drop_ppm);
   c.impair.duplicate_ppm = Ppm(p.impair_dup_ppm);
   c.impair.reorder_ppm = Ppm(p.impair_reorder_ppm);
@@ -272,8 +303,9 @@ constexpr ParamDef kParamDefs[] = {
      "without one (unset: 4793 when free, else an ephemeral port, so several "
      "processes share a host; set: that port or fail; 0 = always ephemeral)"},
     {"payload", FI_PARAM_INT,
-     "Payload bytes per packet (default 1324, fits a 1500-byte MTU; 8824 for "
-     "9000-byte jumbo frames)"},
+     "Payload bytes per packet, 1..8824 (default: from the MTU of the bound "
+     "interface, MTU - 176 up to 8192: 1324 for a 1500-byte MTU, 8192 on "
+     "loopback and 9000-byte jumbo frames)"},
     {"delivery", FI_PARAM_STRING,
      "PDS delivery mode for RDM: rud or rod (default: rod when the application "
      "asks for send-after-send ordering, else rud)"},

@@ -62,7 +62,9 @@ struct ProviderParams {
   // chooses, 4793 when free, else ephemeral (provider/uet_port.h).
   int port = kDefaultPort;
   bool port_set = false;
-  size_t payload_bytes = 0;    // FI_UET_PAYLOAD: payload per packet (0: default)
+  // FI_UET_PAYLOAD: payload per packet, 1..kMaxPayloadParam (0: from the
+  // bound interface's MTU, PayloadFor).
+  size_t payload_bytes = 0;
   std::string delivery;        // FI_UET_DELIVERY: "rud" or "rod" ("": rod if ordering asked)
   int rto_floor_us = 0;        // FI_UET_RTO_FLOOR_US (0: PDS default)
   // FI_UET_PEER_TIMEOUT_MS: the Liveness budget (spec-notes/pds.md
@@ -132,9 +134,25 @@ struct ProviderParams {
 const ProviderParams& Params();
 InfoConfig InfoConfigFromParams();
 hmem::HmemConfig HmemConfigFromParams();
-// Payload bytes per packet: FI_UET_PAYLOAD (or the SES default) less what TSS
-// adds per datagram when it is on, so sealed packets fit the same MTU.
+// The largest FI_UET_PAYLOAD: the 9000-byte jumbo budget (8824). Every
+// receiver accepts a packet of this payload with the largest headers
+// (UdpIoConfig::max_datagram), whatever it sends itself, so peers with
+// different payloads interoperate (spec-notes/provider.md "Payload size from
+// the path MTU").
+inline constexpr size_t kMaxPayloadParam = ses::EndpointConfig::kJumboPayloadBytes;
+// Payload bytes per packet where no bound address is at hand (the atomic
+// count limits of fi_query_atomic / fi_atomicvalid): FI_UET_PAYLOAD, else the
+// 1500-byte budget, 1324. The budgets reserve the TSS header and tag.
 size_t PayloadBytes();
+// The payload of an endpoint bound to `bound`: FI_UET_PAYLOAD when set, else
+// sized from the MTU of the interface holding the address (provider/io/
+// path_mtu.h; 1500 when none is found): min(MTU - 176, 8192).
+struct PayloadChoice {
+  size_t bytes = 0;
+  uint32_t mtu = 0;     // the interface MTU it came from (0: FI_UET_PAYLOAD)
+  std::string source;   // "FI_UET_PAYLOAD", "MTU 65536 of lo", "no interface: MTU 1500"
+};
+PayloadChoice PayloadFor(const IpAddress& bound);
 // True while a blocking wait that began at `start` should spin instead of
 // sleeping (FI_UET_BUSY_POLL_US).
 bool BusyPolling(std::chrono::steady_clock::time_point start);
@@ -391,6 +409,7 @@ struct Endpoint {
   Av* av = nullptr;
   bool enabled = false;
   EndpointAddress local;          // what fi_getname returns
+  size_t payload_bytes = 0;       // per packet, set by fi_enable (PayloadFor)
   std::unique_ptr<Progress> progress;  // created by fi_enable
   uint64_t tx_op_flags = 0;
   uint64_t rx_op_flags = 0;

@@ -46,8 +46,13 @@ struct EndpointConfig {
   // 1500 - IPv6 40 - UDP 8 - TSS 16 - ICV 16 - PDS 16 (with CC) - SES 44 -
   // largest extension 36 (compare-and-swap).
   static constexpr size_t kDefaultPayloadBytes = 1324;
+  // The worst-case bytes around a payload on the wire (176, as above).
+  static constexpr size_t kHeaderBudget = 1500 - kDefaultPayloadBytes;
   // The same budget for a 9000-byte jumbo MTU.
-  static constexpr size_t kJumboPayloadBytes = 9000 - (1500 - kDefaultPayloadBytes);
+  static constexpr size_t kJumboPayloadBytes = 9000 - kHeaderBudget;
+  // UET's largest payload MTU (1024/2048/4096/8192): the most a payload sized
+  // from the path MTU gets (provider/io/path_mtu.h).
+  static constexpr size_t kMaxPathPayloadBytes = 8192;
   // Largest SES header and extension in front of a payload.
   static constexpr size_t kMaxSesOverhead = 44 + 36;
   static constexpr size_t kDefaultRendezvousThreshold = size_t{64} << 10;

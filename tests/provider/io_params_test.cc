@@ -68,8 +68,9 @@ TEST(IoParams, MmsgBackendByNameEnables) {
   EXPECT_EQ(EnableResult(), 0);
 }
 
-// Every size class: empty, one packet, two packets, rendezvous sizes.
-constexpr size_t kSizes[] = {0, 1, kPayload, kPayload + 1, 65536, 1 << 20};
+// Every size class: empty, one packet, two packets (at a 1500-byte path's
+// payload and at loopback's, 8192: full-size packets), rendezvous sizes.
+constexpr size_t kSizes[] = {0, 1, kPayload, kPayload + 1, 8192, 8193, 65536, 1 << 20};
 
 class UringRdm : public RdmApi {
  protected:
@@ -223,12 +224,12 @@ TEST_F(TssRdm, EverySizeArrivesSealedAndOpened) {
 }
 
 TEST_F(TssRdm, DatagramPayloadIsTheClearOneBecauseTheBudgetReservesTss) {
-  // 1324 already leaves room for the TSS header with SSI and the tag (32
-  // bytes) in a 1500-byte MTU; EverySizeArrivesSealedAndOpened sends
-  // full-size sealed packets.
+  // The MTU's budget (min(MTU - 176, 8192): 8192 on loopback, 1324 for 1500
+  // bytes) already leaves room for the TSS header with SSI and the tag (32
+  // bytes); EverySizeArrivesSealedAndOpened sends full-size sealed packets.
   InfoPtr dgram = GetInfo({.caps = FI_MSG, .type = FI_EP_DGRAM});
   ASSERT_NE(dgram, nullptr);
-  EXPECT_EQ(dgram->ep_attr->max_msg_size, kPayload);
+  EXPECT_EQ(dgram->ep_attr->max_msg_size, 8192u);
 }
 // auth_key (provider/uet_auth_key.h): the SDI of the key file a domain or an
 // endpoint uses. Two SDs with different keys: 0x000101 (JobID 42) and
