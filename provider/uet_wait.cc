@@ -99,6 +99,18 @@ std::vector<const WaitFd*> WaitSetsOf(const Endpoint& ep) {
 
 namespace {
 
+// The endpoints' earliest PDS/SES deadline, folded into *soonest (ns from
+// now; -1: none yet).
+void NoteDeadlines(const std::vector<Endpoint*>& eps, int64_t* soonest) {
+  for (Endpoint* ep : eps) {
+    if (!ep->progress) continue;
+    const TimePoint due = ep->progress->NextDeadline();
+    if (due == TimePoint::Max()) continue;
+    const int64_t ns = std::max<int64_t>((due - ep->progress->Now()).count(), 1);
+    if (*soonest < 0 || ns < *soonest) *soonest = ns;
+  }
+}
+
 // Runs the endpoints' progress; then, when nothing is ready, arms the timer
 // for their earliest deadline. True when something is ready.
 bool Ready(const std::vector<Endpoint*>& eps, const WaitFd& wait,
@@ -109,14 +121,7 @@ bool Ready(const std::vector<Endpoint*>& eps, const WaitFd& wait,
   if (has_entries()) return true;
   wait.Drain();
   int64_t soonest = -1;
-  for (Endpoint* ep : eps) {
-    if (!ep->progress) continue;
-    const TimePoint now = ep->progress->Now();
-    const TimePoint due = ep->progress->NextDeadline();
-    if (due == TimePoint::Max()) continue;
-    const int64_t ns = std::max<int64_t>((due - now).count(), 1);
-    if (soonest < 0 || ns < soonest) soonest = ns;
-  }
+  NoteDeadlines(eps, &soonest);
   wait.Arm(soonest);
   return false;
 }
@@ -157,20 +162,11 @@ WaitSet& Set(struct fid_wait* fid) { return *Owner<WaitSet>(fid); }
 // (ns from now; -1: none). Call with set.mu held.
 bool PassReady(WaitSet& set, int64_t* soonest) {
   bool ready = false;
-  const auto note_deadlines = [&](const std::vector<Endpoint*>& eps) {
-    for (Endpoint* ep : eps) {
-      if (!ep->progress) continue;
-      const TimePoint due = ep->progress->NextDeadline();
-      if (due == TimePoint::Max()) continue;
-      const int64_t ns = std::max<int64_t>((due - ep->progress->Now()).count(), 1);
-      if (*soonest < 0 || ns < *soonest) *soonest = ns;
-    }
-  };
   for (Cq* cq : set.cqs) {
     std::lock_guard lock(cq->domain->mu);
     CqProgress(*cq);
     if (!cq->entries.empty() || !cq->errors.empty()) ready = true;
-    note_deadlines(cq->endpoints);
+    NoteDeadlines(cq->endpoints, soonest);
   }
   for (Member& m : set.cntrs) {
     std::lock_guard lock(m.cntr->domain->mu);
@@ -178,12 +174,13 @@ bool PassReady(WaitSet& set, int64_t* soonest) {
       if (ep->progress) ep->progress->Run();
     }
     if (m.cntr->value != m.seen_value || m.cntr->errors != m.seen_errors) ready = true;
-    note_deadlines(m.cntr->endpoints);
+    NoteDeadlines(m.cntr->endpoints, soonest);
   }
   return ready;
 }
 
-// Counters: what this return of fi_wait has shown.
+// Counters: what this return of fi_wait (or -FI_EAGAIN of fi_trywait) has
+// shown; the next one waits for them to move again.
 void MarkSeen(WaitSet& set) {
   for (Member& m : set.cntrs) {
     std::lock_guard lock(m.cntr->domain->mu);
