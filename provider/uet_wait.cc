@@ -256,12 +256,17 @@ struct fi_ops_wait g_wait_ops = {
     .wait = WaitSetWait,
 };
 
-// fi_trywait on a wait set: as for each member.
+// fi_trywait on a wait set: as for each member. A counter's move is shown
+// once, by fi_wait or by this -FI_EAGAIN: a counter has no unread state, so
+// without MarkSeen one move kept every later fi_trywait at -FI_EAGAIN.
 bool SetReady(WaitSet& set) {
   std::lock_guard lock(set.mu);
   set.wait->Drain();
   int64_t soonest = -1;
-  if (PassReady(set, &soonest)) return true;
+  if (PassReady(set, &soonest)) {
+    MarkSeen(set);
+    return true;
+  }
   set.wait->Arm(soonest);
   return false;
 }

@@ -145,6 +145,15 @@ TEST_F(WaitSetApi, GetwaitAndTrywait) {
   ASSERT_TRUE(PumpUntil([&] { return fi_trywait(fabric_, fids, 1) == -FI_EAGAIN; }));
   fi_cq_tagged_entry e{};
   EXPECT_EQ(fi_cq_read(rx_, &e, 1), 1);
+  // The entry read and the counter's move shown by that -FI_EAGAIN: safe to
+  // sleep again (a counter that moved once kept fi_trywait saying -FI_EAGAIN
+  // for ever, so an fd-driven loop spun).
+  EXPECT_EQ(fi_trywait(fabric_, fids, 1), 0);
+  EXPECT_EQ(fi_cntr_read(rx_cntr_), 1u);
+  // It moves again: one more -FI_EAGAIN, then quiet.
+  ASSERT_EQ(fi_cntr_add(rx_cntr_, 1), 0);
+  EXPECT_EQ(fi_trywait(fabric_, fids, 1), -FI_EAGAIN);
+  EXPECT_EQ(fi_trywait(fabric_, fids, 1), 0);
 }
 
 TEST_F(WaitSetApi, RefusedAttributesAndBusyClose) {
