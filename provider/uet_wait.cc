@@ -362,8 +362,13 @@ int TryWait(struct fid_fabric* fabric, struct fid** fids, int count) {
         std::lock_guard lock(c.domain->mu);
         if (!c.wait) return -FI_EINVAL;
         // A counter has no "unread" state: the application compares values
-        // itself; trywait only makes sure the timer is armed.
-        (void)Ready(c.endpoints, *c.wait, [] { return false; });
+        // itself, before this call. So what must not be slept through is a
+        // move made by this call's own progress (its eventfd signal is
+        // consumed with the old ones); otherwise trywait arms the timer.
+        const uint64_t value = c.value, errors = c.errors;
+        if (Ready(c.endpoints, *c.wait, [&] { return c.value != value || c.errors != errors; })) {
+          return -FI_EAGAIN;
+        }
       } else if (f->fclass == FI_CLASS_WAIT) {
         WaitSet* set = CheckedSet(reinterpret_cast<struct fid_wait*>(f), "fi_trywait");
         if (set == nullptr) return -FI_EINVAL;

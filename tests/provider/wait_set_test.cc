@@ -182,4 +182,41 @@ TEST_F(WaitSetApi, RefusedAttributesAndBusyClose) {
   EXPECT_EQ(fi_close(&other->fid), 0);
 }
 
+// A counter opened with FI_WAIT_FD (no wait set): fi_trywait runs the bound
+// endpoint's progress, and when that progress moves the counter the caller
+// must not sleep on the fd (the move's eventfd signal was consumed with the
+// old ones). It said 0 there, and an fd-driven loop slept through the
+// completion it waited for.
+class CntrTrywait : public RdmApi {};
+
+TEST_F(CntrTrywait, ProgressInsideTrywaitThatMovesTheCounterSaysEagain) {
+  fi_cntr_attr attr{};
+  attr.events = FI_CNTR_EVENTS_COMP;
+  attr.wait_obj = FI_WAIT_FD;
+  fid_cntr* cntr = nullptr;
+  ASSERT_EQ(fi_cntr_open(a_.domain, &attr, &cntr, nullptr), 0);
+  Endpoint& e = NewEndpoint();
+  ASSERT_NO_FATAL_FAILURE(e.Open(a_.domain, a_.info.get()));
+  ASSERT_EQ(fi_ep_bind(e.ep, &cntr->fid, FI_RECV), 0);
+  ASSERT_NO_FATAL_FAILURE(e.Enable());
+  int fd = -1;
+  ASSERT_EQ(fi_control(&cntr->fid, FI_GETWAIT, &fd), 0);
+  uint8_t in[8] = {}, out[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  ASSERT_EQ(fi_recv(e.ep, in, sizeof in, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+  fid* fids[] = {&cntr->fid};
+  EXPECT_EQ(fi_trywait(a_.fabric, fids, 1), 0);  // nothing yet: may sleep
+  ASSERT_EQ(fi_send(b_.ep.ep, out, sizeof out, nullptr, b_.ep.Insert(e), nullptr), 0);
+  // The datagram is in e's socket; e's progress has not run since.
+  pollfd p{fd, POLLIN, 0};
+  const auto start = Clock::now();
+  while (poll(&p, 1, 5) <= 0 && Clock::now() - start < kTimeout) b_.ep.tx.Poll();
+  ASSERT_EQ(p.revents & POLLIN, POLLIN);
+  // fi_trywait's own progress completes the receive: not safe to sleep.
+  EXPECT_EQ(fi_trywait(a_.fabric, fids, 1), -FI_EAGAIN);
+  EXPECT_EQ(fi_cntr_read(cntr), 1u);
+  EXPECT_EQ(fi_trywait(a_.fabric, fids, 1), 0);  // nothing more to come
+  e.Close();
+  EXPECT_EQ(fi_close(&cntr->fid), 0);
+}
+
 }  // namespace
