@@ -283,7 +283,10 @@ WaitSet* CheckedSet(struct fid_wait* fid, const char* call) {
 }  // namespace
 
 int WaitOpen(struct fid_fabric* fabric, struct fi_wait_attr* attr, struct fid_wait** waitset) {
-  if (fabric == nullptr || attr == nullptr || waitset == nullptr) return -FI_EINVAL;
+  if (fabric == nullptr || attr == nullptr || waitset == nullptr) {
+    UET_LOG_WARN(FI_LOG_CORE, "uet: fi_wait_open: fabric, attr and waitset must not be NULL\n");
+    return -FI_EINVAL;
+  }
   const int obj = RawEnum(attr->wait_obj);
   if (obj != FI_WAIT_UNSPEC && obj != FI_WAIT_FD) {
     UET_LOG_WARN(FI_LOG_CORE, "uet: fi_wait_open: wait object %d not supported (UNSPEC, FD)\n",
@@ -295,16 +298,17 @@ int WaitOpen(struct fid_fabric* fabric, struct fi_wait_attr* attr, struct fid_wa
                  static_cast<unsigned long long>(attr->flags));
     return -FI_EINVAL;
   }
-  auto* set = new (std::nothrow) WaitSet();
-  if (set == nullptr) return -FI_ENOMEM;
-  set->wait = std::make_shared<WaitFd>();
-  if (const int rc = set->wait->Open(); rc != FI_SUCCESS) {
-    delete set;
-    return rc;
+  std::unique_ptr<WaitSet> set;
+  try {
+    set = std::make_unique<WaitSet>();
+    set->wait = std::make_shared<WaitFd>();
+  } catch (const std::bad_alloc&) {
+    return -FI_ENOMEM;
   }
+  if (const int rc = set->wait->Open(); rc != FI_SUCCESS) return rc;
   InitFid(&set->fid.fid, FI_CLASS_WAIT, nullptr, &g_wait_fi_ops);
   set->fid.ops = &g_wait_ops;
-  *waitset = &set->fid;
+  *waitset = &set.release()->fid;
   return FI_SUCCESS;
 }
 
@@ -312,7 +316,11 @@ int WaitSetJoin(struct fid_wait* fid, Cq* cq) {
   WaitSet* set = CheckedSet(fid, "fi_cq_open");
   if (set == nullptr) return -FI_EINVAL;
   std::lock_guard lock(set->mu);
-  set->cqs.push_back(cq);
+  try {
+    set->cqs.push_back(cq);
+  } catch (const std::bad_alloc&) {
+    return -FI_ENOMEM;
+  }
   cq->wait = set->wait;
   cq->wait_set = set;
   return FI_SUCCESS;
@@ -322,7 +330,11 @@ int WaitSetJoin(struct fid_wait* fid, Cntr* cntr) {
   WaitSet* set = CheckedSet(fid, "fi_cntr_open");
   if (set == nullptr) return -FI_EINVAL;
   std::lock_guard lock(set->mu);
-  set->cntrs.push_back(Member{.cntr = cntr});
+  try {
+    set->cntrs.push_back(Member{.cntr = cntr});
+  } catch (const std::bad_alloc&) {
+    return -FI_ENOMEM;
+  }
   cntr->wait = set->wait;
   cntr->wait_set = set;
   return FI_SUCCESS;
@@ -344,15 +356,25 @@ void WaitSetLeave(Cntr* cntr) {
 
 int TryWait(struct fid_fabric* fabric, struct fid** fids, int count) {
   (void)fabric;
-  if (count < 0 || (count > 0 && fids == nullptr)) return -FI_EINVAL;
+  if (count < 0 || (count > 0 && fids == nullptr)) {
+    UET_LOG_WARN(FI_LOG_CORE, "uet: fi_trywait: count %d with fids %p\n", count,
+                 static_cast<void*>(fids));
+    return -FI_EINVAL;
+  }
   try {
     for (int i = 0; i < count; ++i) {
       fid* f = fids[i];
-      if (f == nullptr) return -FI_EINVAL;
+      if (f == nullptr) {
+        UET_LOG_WARN(FI_LOG_CORE, "uet: fi_trywait: fids[%d] is NULL\n", i);
+        return -FI_EINVAL;
+      }
       if (f->fclass == FI_CLASS_CQ) {
         Cq& cq = *Owner<Cq>(f);
         std::lock_guard lock(cq.domain->mu);
-        if (!cq.wait) return -FI_EINVAL;
+        if (!cq.wait) {
+          UET_LOG_WARN(FI_LOG_CQ, "uet: fi_trywait: fids[%d]: a CQ with no wait object\n", i);
+          return -FI_EINVAL;
+        }
         if (Ready(cq.endpoints, *cq.wait,
                   [&] { return !cq.entries.empty() || !cq.errors.empty(); })) {
           return -FI_EAGAIN;
@@ -360,7 +382,11 @@ int TryWait(struct fid_fabric* fabric, struct fid** fids, int count) {
       } else if (f->fclass == FI_CLASS_CNTR) {
         Cntr& c = *Owner<Cntr>(f);
         std::lock_guard lock(c.domain->mu);
-        if (!c.wait) return -FI_EINVAL;
+        if (!c.wait) {
+          UET_LOG_WARN(FI_LOG_CNTR, "uet: fi_trywait: fids[%d]: a counter with no wait object\n",
+                       i);
+          return -FI_EINVAL;
+        }
         // A counter has no "unread" state: the application compares values
         // itself, before this call. So what must not be slept through is a
         // move made by this call's own progress (its eventfd signal is

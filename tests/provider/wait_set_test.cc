@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/provider/params_harness.h"
 #include "tests/provider/rdm_harness.h"
 
 namespace {
@@ -180,6 +181,39 @@ TEST_F(WaitSetApi, RefusedAttributesAndBusyClose) {
   EXPECT_EQ(fi_close(&other->fid), -FI_EBUSY);
   EXPECT_EQ(fi_close(&cq->fid), 0);
   EXPECT_EQ(fi_close(&other->fid), 0);
+}
+
+// Each refused argument of fi_wait_open and fi_trywait says why in a warn
+// line (they returned -FI_EINVAL silently). The log level is read at the
+// first fi_getinfo: alone in its process, as ctest runs it.
+class WaitRefusalLines : public RdmApi {
+ protected:
+  void SetUp() override {
+    SKIP_UNLESS_FIRST_IN_PROCESS();
+    setenv("FI_LOG_LEVEL", "warn", 1);
+    RdmApi::SetUp();
+  }
+  void TearDown() override {
+    RdmApi::TearDown();
+    unsetenv("FI_LOG_LEVEL");
+  }
+};
+
+TEST_F(WaitRefusalLines, EveryRefusalLogsALine) {
+  testing::internal::CaptureStderr();
+  fid_wait* set = nullptr;
+  EXPECT_EQ(fi_wait_open(a_.fabric, nullptr, &set), -FI_EINVAL);
+  EXPECT_EQ(fi_trywait(a_.fabric, nullptr, 1), -FI_EINVAL);
+  fid* none[] = {nullptr};
+  EXPECT_EQ(fi_trywait(a_.fabric, none, 1), -FI_EINVAL);
+  fid* no_wait_cq[] = {&a_.ep.rx.cq->fid};  // opened with FI_WAIT_NONE
+  EXPECT_EQ(fi_trywait(a_.fabric, no_wait_cq, 1), -FI_EINVAL);
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("fi_wait_open: fabric, attr and waitset must not be NULL"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("fi_trywait: count 1 with fids"), std::string::npos) << log;
+  EXPECT_NE(log.find("fi_trywait: fids[0] is NULL"), std::string::npos) << log;
+  EXPECT_NE(log.find("fi_trywait: fids[0]: a CQ with no wait object"), std::string::npos) << log;
 }
 
 // A counter opened with FI_WAIT_FD (no wait set): fi_trywait runs the bound
