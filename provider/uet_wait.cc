@@ -152,6 +152,7 @@ struct WaitSet {
   std::mutex mu;
   std::vector<Cq*> cqs;
   std::vector<Member> cntrs;
+  std::vector<Endpoint*> ran;  // PassReady's scratch: endpoints run this pass
 };
 
 namespace {
@@ -162,17 +163,27 @@ WaitSet& Set(struct fid_wait* fid) { return *Owner<WaitSet>(fid); }
 // (ns from now; -1: none). Call with set.mu held.
 bool PassReady(WaitSet& set, int64_t* soonest) {
   bool ready = false;
+  // An endpoint bound to several members (its tx CQ, rx CQ and a counter in
+  // one set, as fi_dgram_waitset has it) runs once a pass, not once a member.
+  set.ran.clear();
+  const auto run_once = [&](const std::vector<Endpoint*>& eps) {
+    for (Endpoint* ep : eps) {
+      if (!ep->progress || std::find(set.ran.begin(), set.ran.end(), ep) != set.ran.end()) {
+        continue;
+      }
+      set.ran.push_back(ep);
+      ep->progress->Run();
+    }
+  };
   for (Cq* cq : set.cqs) {
     std::lock_guard lock(cq->domain->mu);
-    CqProgress(*cq);
+    run_once(cq->endpoints);
     if (!cq->entries.empty() || !cq->errors.empty()) ready = true;
     NoteDeadlines(cq->endpoints, soonest);
   }
   for (Member& m : set.cntrs) {
     std::lock_guard lock(m.cntr->domain->mu);
-    for (Endpoint* ep : m.cntr->endpoints) {
-      if (ep->progress) ep->progress->Run();
-    }
+    run_once(m.cntr->endpoints);
     if (m.cntr->value != m.seen_value || m.cntr->errors != m.seen_errors) ready = true;
     NoteDeadlines(m.cntr->endpoints, soonest);
   }
