@@ -152,9 +152,7 @@ void EndpointHmem::IssueIn(const std::byte* host, Landing& l, size_t upto) {
   if (upto <= l.issued || l.error != kCudaSuccess) return;
   if (l.job.bounce == nullptr) l.job.bounce = l.owner.lock();
   if (l.job.bounce == nullptr) return;  // the op is gone
-  const size_t before = l.job.pending.size();
   const CUresult r = QueueChunks(l.job, l.dst + l.issued, host + l.issued, upto - l.issued);
-  if (!l.closed) early_in_copies_ += l.job.pending.size() - before;
   if (r != kCudaSuccess) {
     l.error = r;
     return;

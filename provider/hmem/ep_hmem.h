@@ -128,8 +128,6 @@ class EndpointHmem {
   // Async copies queued and event polls made, for tests and logs.
   uint64_t async_copies() const { return async_copies_; }
   uint64_t event_polls() const { return event_polls_; }
-  // Inbound chunk copies queued while their message was still arriving.
-  uint64_t early_in_copies() const { return early_in_copies_; }
 
  private:
   struct Job {
@@ -166,7 +164,6 @@ class EndpointHmem {
   BouncePool& pool_;
   std::vector<Job> jobs_;
   std::map<const std::byte*, Landing> landing_;  // by bounce buffer start
-  uint64_t early_in_copies_ = 0;
   uint64_t async_copies_ = 0;
   uint64_t event_polls_ = 0;
 };
