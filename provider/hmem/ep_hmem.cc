@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <cstdio>
 #include <cstdlib>
 
@@ -125,6 +126,12 @@ bool EndpointHmem::busy() const {
   return false;
 }
 
+size_t EndpointHmem::ranges_past_gaps() const {
+  size_t n = 0;
+  for (const auto& [host, l] : landing_) n += l.beyond.size();
+  return n;
+}
+
 int EndpointHmem::PrepareIn(OpDevice& op, std::string* why) {
   op.dir = OpDevice::Dir::kIn;
   if (const int rc = AcquireBounce(pool_, op.buffer.len, &op.bounce, why); rc != FI_SUCCESS) {
@@ -177,8 +184,17 @@ void EndpointHmem::OnPlaced(std::span<const std::byte> bytes) {
   }
   const size_t end = std::min(l.len, off + bytes.size());
   if (off > l.prefix) {
-    size_t& e = l.beyond[off];
-    e = std::max(e, end);
+    // Past a gap. The packets after a loss come in order, so most extend the
+    // range before them: join it (one map node for the run, not one per
+    // packet).
+    const auto next = l.beyond.upper_bound(off);
+    if (next != l.beyond.begin()) {
+      if (const auto prev = std::prev(next); prev->second >= off) {
+        prev->second = std::max(prev->second, end);
+        return;
+      }
+    }
+    l.beyond.emplace_hint(next, off, end);
     return;
   }
   if (end <= l.prefix) return;  // a duplicate

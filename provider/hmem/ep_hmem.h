@@ -128,6 +128,9 @@ class EndpointHmem {
   // Async copies queued and event polls made, for tests and logs.
   uint64_t async_copies() const { return async_copies_; }
   uint64_t event_polls() const { return event_polls_; }
+  // Placed ranges of tracked inbound buffers waiting past a gap (a range
+  // that extends the one before it joins it), for tests.
+  size_t ranges_past_gaps() const;
 
  private:
   struct Job {
