@@ -162,6 +162,9 @@ void EndpointHmem::IssueIn(const std::byte* host, Landing& l, size_t upto) {
   const CUresult r = QueueChunks(l.job, l.dst + l.issued, host + l.issued, upto - l.issued);
   if (r != kCudaSuccess) {
     l.error = r;
+    // Nothing in flight: let the buffer go with its op (a cancelled op never
+    // reaches CompleteIn, and this entry would hold it for the endpoint's life).
+    if (l.job.pending.empty()) l.job.bounce.reset();
     return;
   }
   l.issued = upto;

@@ -22,6 +22,7 @@ namespace {
 
 using uet::hmemtest::Cuda;
 using uet::hmemtest::DeviceMem;
+using uet::prov::hmem::BouncePool;
 using uet::prov::hmem::CUresult;
 using uet::prov::hmem::EndpointHmem;
 using uet::prov::hmem::HmemConfig;
@@ -132,6 +133,28 @@ TEST_F(EpHmemIn, AnOpThatWentAwayLeavesNothingForTheNext) {
   }
   ASSERT_NO_FATAL_FAILURE(Complete(op, 8, kLen));
   EXPECT_EQ(dev.Read(kLen), data);
+}
+
+// Given a receive whose first chunk copy fails (its device buffer is gone)
+// and whose op then goes away without completing (cancelled), expect its
+// bounce buffer back in the pool: the tracking entry held it for the life of
+// the endpoint.
+TEST_F(EpHmemIn, AFailedCopyThenCancelGivesTheBounceBack) {
+  constexpr size_t kLen = 2 * kChunk;
+  DeviceMem dev(kLen);
+  dev.Free();  // the mock now refuses copies into it
+  BouncePool& pool = BouncePool::Get(0);
+  size_t before = 0;
+  const uint64_t start = ToDevice();
+  {
+    OpDevice op = Prepare(dev, kLen);
+    before = pool.cached_bytes();
+    const std::vector<uint8_t> data = Pattern(kLen, 1);
+    for (size_t i = 0; i < kChunk / kPacket; ++i) Place(op, data, i);  // chunk 0: copy fails
+  }
+  EXPECT_EQ(ToDevice() - start, 0u) << "the copy was expected to fail";
+  for (int i = 0; i < 10; ++i) hmem_->Poll();
+  EXPECT_GT(pool.cached_bytes(), before) << "the cancelled op's bounce buffer is still held";
 }
 
 }  // namespace
