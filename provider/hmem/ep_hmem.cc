@@ -259,6 +259,14 @@ EndpointHmem::InResult EndpointHmem::CompleteIn(uint64_t id, OpDevice& op, size_
   return InResult::kHeld;
 }
 
+void EndpointHmem::AbandonIn(OpDevice& op) {
+  if (!op.bounce) return;
+  auto it = landing_.find(op.bounce->data());
+  if (it == landing_.end()) return;
+  ReleaseEvents(it->second.job, /*wait=*/true);
+  landing_.erase(it);
+}
+
 size_t EndpointHmem::PollEvents(Job& job, CUresult* r) {
   CudaDriver& cuda = CudaDriver::Get();
   size_t landed = 0;

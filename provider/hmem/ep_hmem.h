@@ -113,6 +113,11 @@ class EndpointHmem {
   // OnCopyInDone follows.
   enum class InResult : uint8_t { kDone, kHeld };
   InResult CompleteIn(uint64_t id, OpDevice& op, size_t bytes, CUresult* r);
+  // Inbound op ended in SES without its data (an error or cancelled
+  // completion, which skips CompleteIn): waits for the chunk copies already
+  // queued into its device buffer (an error path) and stops tracking it, so
+  // nothing lands in the application's buffer after the completion is seen.
+  void AbandonIn(OpDevice& op);
   // SES wrote `bytes` of some receive buffer; if they lie in a tracked
   // inbound bounce buffer, queue the chunks now wholly placed.
   void OnPlaced(std::span<const std::byte> bytes);

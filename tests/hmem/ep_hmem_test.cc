@@ -157,4 +157,26 @@ TEST_F(EpHmemIn, AFailedCopyThenCancelGivesTheBounceBack) {
   EXPECT_GT(pool.cached_bytes(), before) << "the cancelled op's bounce buffer is still held";
 }
 
+// Given a receive whose first chunk is on its way to the device when SES
+// ends the op in error, expect AbandonIn to return only once that copy has
+// landed, with nothing in flight and the buffer no longer tracked.
+TEST_F(EpHmemIn, AbandonInWaitsForTheCopiesInFlight) {
+  constexpr size_t kLen = 2 * kChunk;
+  DeviceMem dev(kLen);
+  dev.Write(std::vector<uint8_t>(kLen, 0xEE));
+  OpDevice op = Prepare(dev, kLen);
+  const std::vector<uint8_t> data = Pattern(kLen, 9);
+  const uint64_t start = ToDevice();
+  for (size_t i = 0; i < kChunk / kPacket; ++i) Place(op, data, i);
+  ASSERT_EQ(ToDevice() - start, 1u);
+  EXPECT_TRUE(hmem_->busy());
+  hmem_->AbandonIn(op);
+  EXPECT_FALSE(hmem_->busy());
+  std::vector<uint8_t> want(data.begin(), data.begin() + kChunk);
+  want.resize(kLen, 0xEE);
+  EXPECT_EQ(dev.Read(kLen), want);
+  Place(op, data, kChunk / kPacket);  // late packets: not tracked any more
+  EXPECT_EQ(ToDevice() - start, 1u);
+}
+
 }  // namespace
