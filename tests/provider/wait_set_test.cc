@@ -219,8 +219,22 @@ TEST_F(WaitRefusalLines, EveryRefusalLogsALine) {
 // endpoint's progress, and when that progress moves the counter the caller
 // must not sleep on the fd (the move's eventfd signal was consumed with the
 // old ones). It said 0 there, and an fd-driven loop slept through the
-// completion it waited for.
-class CntrTrywait : public RdmApi {};
+// completion it waited for. The domain's standby progress thread is off
+// (FI_UET_IDLE_PROGRESS_MS=0: after 2 ms of application silence it would run
+// e's progress itself, and the receive could complete before fi_trywait);
+// the variable is read at the first fi_getinfo, so the case runs alone.
+class CntrTrywait : public RdmApi {
+ protected:
+  void SetUp() override {
+    SKIP_UNLESS_FIRST_IN_PROCESS();
+    setenv("FI_UET_IDLE_PROGRESS_MS", "0", 1);
+    RdmApi::SetUp();
+  }
+  void TearDown() override {
+    RdmApi::TearDown();
+    unsetenv("FI_UET_IDLE_PROGRESS_MS");
+  }
+};
 
 TEST_F(CntrTrywait, ProgressInsideTrywaitThatMovesTheCounterSaysEagain) {
   fi_cntr_attr attr{};
