@@ -81,7 +81,10 @@ int GetWait(const WaitFd* wait, void* arg) {
     UET_LOG_WARN(FI_LOG_CQ, "uet: FI_GETWAIT: opened without FI_WAIT_FD\n");
     return -FI_ENODATA;
   }
-  if (arg == nullptr) return -FI_EINVAL;
+  if (arg == nullptr) {
+    UET_LOG_WARN(FI_LOG_CQ, "uet: FI_GETWAIT: arg is NULL (an int* for the fd)\n");
+    return -FI_EINVAL;
+  }
   *static_cast<int*>(arg) = wait->epoll_fd;
   return FI_SUCCESS;
 }

@@ -207,12 +207,18 @@ TEST_F(WaitRefusalLines, EveryRefusalLogsALine) {
   EXPECT_EQ(fi_trywait(a_.fabric, none, 1), -FI_EINVAL);
   fid* no_wait_cq[] = {&a_.ep.rx.cq->fid};  // opened with FI_WAIT_NONE
   EXPECT_EQ(fi_trywait(a_.fabric, no_wait_cq, 1), -FI_EINVAL);
+  fi_wait_attr attr{};
+  attr.wait_obj = FI_WAIT_UNSPEC;
+  ASSERT_EQ(fi_wait_open(a_.fabric, &attr, &set), 0);
+  EXPECT_EQ(fi_control(&set->fid, FI_GETWAIT, nullptr), -FI_EINVAL);
+  EXPECT_EQ(fi_close(&set->fid), 0);
   const std::string log = testing::internal::GetCapturedStderr();
   EXPECT_NE(log.find("fi_wait_open: fabric, attr and waitset must not be NULL"), std::string::npos)
       << log;
   EXPECT_NE(log.find("fi_trywait: count 1 with fids"), std::string::npos) << log;
   EXPECT_NE(log.find("fi_trywait: fids[0] is NULL"), std::string::npos) << log;
   EXPECT_NE(log.find("fi_trywait: fids[0]: a CQ with no wait object"), std::string::npos) << log;
+  EXPECT_NE(log.find("FI_GETWAIT: arg is NULL"), std::string::npos) << log;
 }
 
 // A counter opened with FI_WAIT_FD (no wait set): fi_trywait runs the bound
