@@ -81,7 +81,10 @@ int GetWait(const WaitFd* wait, void* arg) {
     UET_LOG_WARN(FI_LOG_CQ, "uet: FI_GETWAIT: opened without FI_WAIT_FD\n");
     return -FI_ENODATA;
   }
-  if (arg == nullptr) return -FI_EINVAL;
+  if (arg == nullptr) {
+    UET_LOG_WARN(FI_LOG_CQ, "uet: FI_GETWAIT: arg is NULL (an int* for the fd)\n");
+    return -FI_EINVAL;
+  }
   *static_cast<int*>(arg) = wait->epoll_fd;
   return FI_SUCCESS;
 }
@@ -99,6 +102,18 @@ std::vector<const WaitFd*> WaitSetsOf(const Endpoint& ep) {
 
 namespace {
 
+// The endpoints' earliest PDS/SES deadline, folded into *soonest (ns from
+// now; -1: none yet).
+void NoteDeadlines(const std::vector<Endpoint*>& eps, int64_t* soonest) {
+  for (Endpoint* ep : eps) {
+    if (!ep->progress) continue;
+    const TimePoint due = ep->progress->NextDeadline();
+    if (due == TimePoint::Max()) continue;
+    const int64_t ns = std::max<int64_t>((due - ep->progress->Now()).count(), 1);
+    if (*soonest < 0 || ns < *soonest) *soonest = ns;
+  }
+}
+
 // Runs the endpoints' progress; then, when nothing is ready, arms the timer
 // for their earliest deadline. True when something is ready.
 bool Ready(const std::vector<Endpoint*>& eps, const WaitFd& wait,
@@ -109,14 +124,7 @@ bool Ready(const std::vector<Endpoint*>& eps, const WaitFd& wait,
   if (has_entries()) return true;
   wait.Drain();
   int64_t soonest = -1;
-  for (Endpoint* ep : eps) {
-    if (!ep->progress) continue;
-    const TimePoint now = ep->progress->Now();
-    const TimePoint due = ep->progress->NextDeadline();
-    if (due == TimePoint::Max()) continue;
-    const int64_t ns = std::max<int64_t>((due - now).count(), 1);
-    if (soonest < 0 || ns < soonest) soonest = ns;
-  }
+  NoteDeadlines(eps, &soonest);
   wait.Arm(soonest);
   return false;
 }
@@ -147,6 +155,7 @@ struct WaitSet {
   std::mutex mu;
   std::vector<Cq*> cqs;
   std::vector<Member> cntrs;
+  std::vector<Endpoint*> ran;  // PassReady's scratch: endpoints run this pass
 };
 
 namespace {
@@ -157,33 +166,35 @@ WaitSet& Set(struct fid_wait* fid) { return *Owner<WaitSet>(fid); }
 // (ns from now; -1: none). Call with set.mu held.
 bool PassReady(WaitSet& set, int64_t* soonest) {
   bool ready = false;
-  const auto note_deadlines = [&](const std::vector<Endpoint*>& eps) {
+  // An endpoint bound to several members (its tx CQ, rx CQ and a counter in
+  // one set, as fi_dgram_waitset has it) runs once a pass, not once a member.
+  set.ran.clear();
+  const auto run_once = [&](const std::vector<Endpoint*>& eps) {
     for (Endpoint* ep : eps) {
-      if (!ep->progress) continue;
-      const TimePoint due = ep->progress->NextDeadline();
-      if (due == TimePoint::Max()) continue;
-      const int64_t ns = std::max<int64_t>((due - ep->progress->Now()).count(), 1);
-      if (*soonest < 0 || ns < *soonest) *soonest = ns;
+      if (!ep->progress || std::find(set.ran.begin(), set.ran.end(), ep) != set.ran.end()) {
+        continue;
+      }
+      set.ran.push_back(ep);
+      ep->progress->Run();
     }
   };
   for (Cq* cq : set.cqs) {
     std::lock_guard lock(cq->domain->mu);
-    CqProgress(*cq);
+    run_once(cq->endpoints);
     if (!cq->entries.empty() || !cq->errors.empty()) ready = true;
-    note_deadlines(cq->endpoints);
+    NoteDeadlines(cq->endpoints, soonest);
   }
   for (Member& m : set.cntrs) {
     std::lock_guard lock(m.cntr->domain->mu);
-    for (Endpoint* ep : m.cntr->endpoints) {
-      if (ep->progress) ep->progress->Run();
-    }
+    run_once(m.cntr->endpoints);
     if (m.cntr->value != m.seen_value || m.cntr->errors != m.seen_errors) ready = true;
-    note_deadlines(m.cntr->endpoints);
+    NoteDeadlines(m.cntr->endpoints, soonest);
   }
   return ready;
 }
 
-// Counters: what this return of fi_wait has shown.
+// Counters: what this return of fi_wait (or -FI_EAGAIN of fi_trywait) has
+// shown; the next one waits for them to move again.
 void MarkSeen(WaitSet& set) {
   for (Member& m : set.cntrs) {
     std::lock_guard lock(m.cntr->domain->mu);
@@ -259,12 +270,17 @@ struct fi_ops_wait g_wait_ops = {
     .wait = WaitSetWait,
 };
 
-// fi_trywait on a wait set: as for each member.
+// fi_trywait on a wait set: as for each member. A counter's move is shown
+// once, by fi_wait or by this -FI_EAGAIN: a counter has no unread state, so
+// without MarkSeen one move kept every later fi_trywait at -FI_EAGAIN.
 bool SetReady(WaitSet& set) {
   std::lock_guard lock(set.mu);
   set.wait->Drain();
   int64_t soonest = -1;
-  if (PassReady(set, &soonest)) return true;
+  if (PassReady(set, &soonest)) {
+    MarkSeen(set);
+    return true;
+  }
   set.wait->Arm(soonest);
   return false;
 }
@@ -281,7 +297,10 @@ WaitSet* CheckedSet(struct fid_wait* fid, const char* call) {
 }  // namespace
 
 int WaitOpen(struct fid_fabric* fabric, struct fi_wait_attr* attr, struct fid_wait** waitset) {
-  if (fabric == nullptr || attr == nullptr || waitset == nullptr) return -FI_EINVAL;
+  if (fabric == nullptr || attr == nullptr || waitset == nullptr) {
+    UET_LOG_WARN(FI_LOG_CORE, "uet: fi_wait_open: fabric, attr and waitset must not be NULL\n");
+    return -FI_EINVAL;
+  }
   const int obj = RawEnum(attr->wait_obj);
   if (obj != FI_WAIT_UNSPEC && obj != FI_WAIT_FD) {
     UET_LOG_WARN(FI_LOG_CORE, "uet: fi_wait_open: wait object %d not supported (UNSPEC, FD)\n",
@@ -293,16 +312,17 @@ int WaitOpen(struct fid_fabric* fabric, struct fi_wait_attr* attr, struct fid_wa
                  static_cast<unsigned long long>(attr->flags));
     return -FI_EINVAL;
   }
-  auto* set = new (std::nothrow) WaitSet();
-  if (set == nullptr) return -FI_ENOMEM;
-  set->wait = std::make_shared<WaitFd>();
-  if (const int rc = set->wait->Open(); rc != FI_SUCCESS) {
-    delete set;
-    return rc;
+  std::unique_ptr<WaitSet> set;
+  try {
+    set = std::make_unique<WaitSet>();
+    set->wait = std::make_shared<WaitFd>();
+  } catch (const std::bad_alloc&) {
+    return -FI_ENOMEM;
   }
+  if (const int rc = set->wait->Open(); rc != FI_SUCCESS) return rc;
   InitFid(&set->fid.fid, FI_CLASS_WAIT, nullptr, &g_wait_fi_ops);
   set->fid.ops = &g_wait_ops;
-  *waitset = &set->fid;
+  *waitset = &set.release()->fid;
   return FI_SUCCESS;
 }
 
@@ -310,7 +330,11 @@ int WaitSetJoin(struct fid_wait* fid, Cq* cq) {
   WaitSet* set = CheckedSet(fid, "fi_cq_open");
   if (set == nullptr) return -FI_EINVAL;
   std::lock_guard lock(set->mu);
-  set->cqs.push_back(cq);
+  try {
+    set->cqs.push_back(cq);
+  } catch (const std::bad_alloc&) {
+    return -FI_ENOMEM;
+  }
   cq->wait = set->wait;
   cq->wait_set = set;
   return FI_SUCCESS;
@@ -320,7 +344,11 @@ int WaitSetJoin(struct fid_wait* fid, Cntr* cntr) {
   WaitSet* set = CheckedSet(fid, "fi_cntr_open");
   if (set == nullptr) return -FI_EINVAL;
   std::lock_guard lock(set->mu);
-  set->cntrs.push_back(Member{.cntr = cntr});
+  try {
+    set->cntrs.push_back(Member{.cntr = cntr});
+  } catch (const std::bad_alloc&) {
+    return -FI_ENOMEM;
+  }
   cntr->wait = set->wait;
   cntr->wait_set = set;
   return FI_SUCCESS;
@@ -342,15 +370,25 @@ void WaitSetLeave(Cntr* cntr) {
 
 int TryWait(struct fid_fabric* fabric, struct fid** fids, int count) {
   (void)fabric;
-  if (count < 0 || (count > 0 && fids == nullptr)) return -FI_EINVAL;
+  if (count < 0 || (count > 0 && fids == nullptr)) {
+    UET_LOG_WARN(FI_LOG_CORE, "uet: fi_trywait: count %d with fids %p\n", count,
+                 static_cast<void*>(fids));
+    return -FI_EINVAL;
+  }
   try {
     for (int i = 0; i < count; ++i) {
       fid* f = fids[i];
-      if (f == nullptr) return -FI_EINVAL;
+      if (f == nullptr) {
+        UET_LOG_WARN(FI_LOG_CORE, "uet: fi_trywait: fids[%d] is NULL\n", i);
+        return -FI_EINVAL;
+      }
       if (f->fclass == FI_CLASS_CQ) {
         Cq& cq = *Owner<Cq>(f);
         std::lock_guard lock(cq.domain->mu);
-        if (!cq.wait) return -FI_EINVAL;
+        if (!cq.wait) {
+          UET_LOG_WARN(FI_LOG_CQ, "uet: fi_trywait: fids[%d]: a CQ with no wait object\n", i);
+          return -FI_EINVAL;
+        }
         if (Ready(cq.endpoints, *cq.wait,
                   [&] { return !cq.entries.empty() || !cq.errors.empty(); })) {
           return -FI_EAGAIN;
@@ -358,10 +396,19 @@ int TryWait(struct fid_fabric* fabric, struct fid** fids, int count) {
       } else if (f->fclass == FI_CLASS_CNTR) {
         Cntr& c = *Owner<Cntr>(f);
         std::lock_guard lock(c.domain->mu);
-        if (!c.wait) return -FI_EINVAL;
+        if (!c.wait) {
+          UET_LOG_WARN(FI_LOG_CNTR, "uet: fi_trywait: fids[%d]: a counter with no wait object\n",
+                       i);
+          return -FI_EINVAL;
+        }
         // A counter has no "unread" state: the application compares values
-        // itself; trywait only makes sure the timer is armed.
-        (void)Ready(c.endpoints, *c.wait, [] { return false; });
+        // itself, before this call. So what must not be slept through is a
+        // move made by this call's own progress (its eventfd signal is
+        // consumed with the old ones); otherwise trywait arms the timer.
+        const uint64_t value = c.value, errors = c.errors;
+        if (Ready(c.endpoints, *c.wait, [&] { return c.value != value || c.errors != errors; })) {
+          return -FI_EAGAIN;
+        }
       } else if (f->fclass == FI_CLASS_WAIT) {
         WaitSet* set = CheckedSet(reinterpret_cast<struct fid_wait*>(f), "fi_trywait");
         if (set == nullptr) return -FI_EINVAL;

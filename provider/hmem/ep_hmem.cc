@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <cstdio>
 #include <cstdlib>
 
@@ -125,6 +126,12 @@ bool EndpointHmem::busy() const {
   return false;
 }
 
+size_t EndpointHmem::ranges_past_gaps() const {
+  size_t n = 0;
+  for (const auto& [host, l] : landing_) n += l.beyond.size();
+  return n;
+}
+
 int EndpointHmem::PrepareIn(OpDevice& op, std::string* why) {
   op.dir = OpDevice::Dir::kIn;
   if (const int rc = AcquireBounce(pool_, op.buffer.len, &op.bounce, why); rc != FI_SUCCESS) {
@@ -152,11 +159,12 @@ void EndpointHmem::IssueIn(const std::byte* host, Landing& l, size_t upto) {
   if (upto <= l.issued || l.error != kCudaSuccess) return;
   if (l.job.bounce == nullptr) l.job.bounce = l.owner.lock();
   if (l.job.bounce == nullptr) return;  // the op is gone
-  const size_t before = l.job.pending.size();
   const CUresult r = QueueChunks(l.job, l.dst + l.issued, host + l.issued, upto - l.issued);
-  if (!l.closed) early_in_copies_ += l.job.pending.size() - before;
   if (r != kCudaSuccess) {
     l.error = r;
+    // Nothing in flight: let the buffer go with its op (a cancelled op never
+    // reaches CompleteIn, and this entry would hold it for the endpoint's life).
+    if (l.job.pending.empty()) l.job.bounce.reset();
     return;
   }
   l.issued = upto;
@@ -179,8 +187,17 @@ void EndpointHmem::OnPlaced(std::span<const std::byte> bytes) {
   }
   const size_t end = std::min(l.len, off + bytes.size());
   if (off > l.prefix) {
-    size_t& e = l.beyond[off];
-    e = std::max(e, end);
+    // Past a gap. The packets after a loss come in order, so most extend the
+    // range before them: join it (one map node for the run, not one per
+    // packet).
+    const auto next = l.beyond.upper_bound(off);
+    if (next != l.beyond.begin()) {
+      if (const auto prev = std::prev(next); prev->second >= off) {
+        prev->second = std::max(prev->second, end);
+        return;
+      }
+    }
+    l.beyond.emplace_hint(next, off, end);
     return;
   }
   if (end <= l.prefix) return;  // a duplicate
@@ -240,6 +257,14 @@ EndpointHmem::InResult EndpointHmem::CompleteIn(uint64_t id, OpDevice& op, size_
   }
   jobs_.push_back(std::move(job));
   return InResult::kHeld;
+}
+
+void EndpointHmem::AbandonIn(OpDevice& op) {
+  if (!op.bounce) return;
+  auto it = landing_.find(op.bounce->data());
+  if (it == landing_.end()) return;
+  ReleaseEvents(it->second.job, /*wait=*/true);
+  landing_.erase(it);
 }
 
 size_t EndpointHmem::PollEvents(Job& job, CUresult* r) {

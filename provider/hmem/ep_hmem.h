@@ -113,6 +113,11 @@ class EndpointHmem {
   // OnCopyInDone follows.
   enum class InResult : uint8_t { kDone, kHeld };
   InResult CompleteIn(uint64_t id, OpDevice& op, size_t bytes, CUresult* r);
+  // Inbound op ended in SES without its data (an error or cancelled
+  // completion, which skips CompleteIn): waits for the chunk copies already
+  // queued into its device buffer (an error path) and stops tracking it, so
+  // nothing lands in the application's buffer after the completion is seen.
+  void AbandonIn(OpDevice& op);
   // SES wrote `bytes` of some receive buffer; if they lie in a tracked
   // inbound bounce buffer, queue the chunks now wholly placed.
   void OnPlaced(std::span<const std::byte> bytes);
@@ -128,8 +133,9 @@ class EndpointHmem {
   // Async copies queued and event polls made, for tests and logs.
   uint64_t async_copies() const { return async_copies_; }
   uint64_t event_polls() const { return event_polls_; }
-  // Inbound chunk copies queued while their message was still arriving.
-  uint64_t early_in_copies() const { return early_in_copies_; }
+  // Placed ranges of tracked inbound buffers waiting past a gap (a range
+  // that extends the one before it joins it), for tests.
+  size_t ranges_past_gaps() const;
 
  private:
   struct Job {
@@ -166,7 +172,6 @@ class EndpointHmem {
   BouncePool& pool_;
   std::vector<Job> jobs_;
   std::map<const std::byte*, Landing> landing_;  // by bounce buffer start
-  uint64_t early_in_copies_ = 0;
   uint64_t async_copies_ = 0;
   uint64_t event_polls_ = 0;
 };

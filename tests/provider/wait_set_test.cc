@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/provider/params_harness.h"
 #include "tests/provider/rdm_harness.h"
 
 namespace {
@@ -103,15 +104,14 @@ TEST_F(WaitSetApi, WaitReturnsForAReceiveAndASendCompletion) {
     const auto start = Clock::now();
     while (a_.ep.tx.got.empty() && Clock::now() - start < kTimeout) a_.ep.tx.Poll();
   });
+  // One fi_wait returns for it (a loop that also read the CQ passed with an
+  // fi_wait that only ever timed out: fi_cq_read drives progress too).
+  const auto [woke, slept] = Wait(5000);
   fi_cq_tagged_entry e{};
-  ssize_t n = -FI_EAGAIN;
-  const auto start = Clock::now();
-  while (n == -FI_EAGAIN && Clock::now() - start < kTimeout) {
-    const int rc = fi_wait(set_, 5000);
-    ASSERT_TRUE(rc == 0 || rc == -FI_ETIMEDOUT) << fi_strerror(-rc);
-    n = fi_cq_read(rx_, &e, 1);
-  }
+  const ssize_t n = fi_cq_read(rx_, &e, 1);  // (and the ACK a waits for)
   sender.join();
+  EXPECT_EQ(woke, 0) << fi_strerror(-woke);
+  EXPECT_LT(slept, std::chrono::seconds(4));
   ASSERT_EQ(n, 1);
   EXPECT_EQ(e.op_context, &rctx);
   EXPECT_EQ(in, out);
@@ -145,6 +145,15 @@ TEST_F(WaitSetApi, GetwaitAndTrywait) {
   ASSERT_TRUE(PumpUntil([&] { return fi_trywait(fabric_, fids, 1) == -FI_EAGAIN; }));
   fi_cq_tagged_entry e{};
   EXPECT_EQ(fi_cq_read(rx_, &e, 1), 1);
+  // The entry read and the counter's move shown by that -FI_EAGAIN: safe to
+  // sleep again (a counter that moved once kept fi_trywait saying -FI_EAGAIN
+  // for ever, so an fd-driven loop spun).
+  EXPECT_EQ(fi_trywait(fabric_, fids, 1), 0);
+  EXPECT_EQ(fi_cntr_read(rx_cntr_), 1u);
+  // It moves again: one more -FI_EAGAIN, then quiet.
+  ASSERT_EQ(fi_cntr_add(rx_cntr_, 1), 0);
+  EXPECT_EQ(fi_trywait(fabric_, fids, 1), -FI_EAGAIN);
+  EXPECT_EQ(fi_trywait(fabric_, fids, 1), 0);
 }
 
 TEST_F(WaitSetApi, RefusedAttributesAndBusyClose) {
@@ -171,6 +180,96 @@ TEST_F(WaitSetApi, RefusedAttributesAndBusyClose) {
   EXPECT_EQ(fi_close(&other->fid), -FI_EBUSY);
   EXPECT_EQ(fi_close(&cq->fid), 0);
   EXPECT_EQ(fi_close(&other->fid), 0);
+}
+
+// Each refused argument of fi_wait_open and fi_trywait says why in a warn
+// line (they returned -FI_EINVAL silently). The log level is read at the
+// first fi_getinfo: alone in its process, as ctest runs it.
+class WaitRefusalLines : public RdmApi {
+ protected:
+  void SetUp() override {
+    SKIP_UNLESS_FIRST_IN_PROCESS();
+    setenv("FI_LOG_LEVEL", "warn", 1);
+    RdmApi::SetUp();
+  }
+  void TearDown() override {
+    RdmApi::TearDown();
+    unsetenv("FI_LOG_LEVEL");
+  }
+};
+
+TEST_F(WaitRefusalLines, EveryRefusalLogsALine) {
+  testing::internal::CaptureStderr();
+  fid_wait* set = nullptr;
+  EXPECT_EQ(fi_wait_open(a_.fabric, nullptr, &set), -FI_EINVAL);
+  EXPECT_EQ(fi_trywait(a_.fabric, nullptr, 1), -FI_EINVAL);
+  fid* none[] = {nullptr};
+  EXPECT_EQ(fi_trywait(a_.fabric, none, 1), -FI_EINVAL);
+  fid* no_wait_cq[] = {&a_.ep.rx.cq->fid};  // opened with FI_WAIT_NONE
+  EXPECT_EQ(fi_trywait(a_.fabric, no_wait_cq, 1), -FI_EINVAL);
+  fi_wait_attr attr{};
+  attr.wait_obj = FI_WAIT_UNSPEC;
+  ASSERT_EQ(fi_wait_open(a_.fabric, &attr, &set), 0);
+  EXPECT_EQ(fi_control(&set->fid, FI_GETWAIT, nullptr), -FI_EINVAL);
+  EXPECT_EQ(fi_close(&set->fid), 0);
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_NE(log.find("fi_wait_open: fabric, attr and waitset must not be NULL"), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("fi_trywait: count 1 with fids"), std::string::npos) << log;
+  EXPECT_NE(log.find("fi_trywait: fids[0] is NULL"), std::string::npos) << log;
+  EXPECT_NE(log.find("fi_trywait: fids[0]: a CQ with no wait object"), std::string::npos) << log;
+  EXPECT_NE(log.find("FI_GETWAIT: arg is NULL"), std::string::npos) << log;
+}
+
+// A counter opened with FI_WAIT_FD (no wait set): fi_trywait runs the bound
+// endpoint's progress, and when that progress moves the counter the caller
+// must not sleep on the fd (the move's eventfd signal was consumed with the
+// old ones). It said 0 there, and an fd-driven loop slept through the
+// completion it waited for. The domain's standby progress thread is off
+// (FI_UET_IDLE_PROGRESS_MS=0: after 2 ms of application silence it would run
+// e's progress itself, and the receive could complete before fi_trywait);
+// the variable is read at the first fi_getinfo, so the case runs alone.
+class CntrTrywait : public RdmApi {
+ protected:
+  void SetUp() override {
+    SKIP_UNLESS_FIRST_IN_PROCESS();
+    setenv("FI_UET_IDLE_PROGRESS_MS", "0", 1);
+    RdmApi::SetUp();
+  }
+  void TearDown() override {
+    RdmApi::TearDown();
+    unsetenv("FI_UET_IDLE_PROGRESS_MS");
+  }
+};
+
+TEST_F(CntrTrywait, ProgressInsideTrywaitThatMovesTheCounterSaysEagain) {
+  fi_cntr_attr attr{};
+  attr.events = FI_CNTR_EVENTS_COMP;
+  attr.wait_obj = FI_WAIT_FD;
+  fid_cntr* cntr = nullptr;
+  ASSERT_EQ(fi_cntr_open(a_.domain, &attr, &cntr, nullptr), 0);
+  Endpoint& e = NewEndpoint();
+  ASSERT_NO_FATAL_FAILURE(e.Open(a_.domain, a_.info.get()));
+  ASSERT_EQ(fi_ep_bind(e.ep, &cntr->fid, FI_RECV), 0);
+  ASSERT_NO_FATAL_FAILURE(e.Enable());
+  int fd = -1;
+  ASSERT_EQ(fi_control(&cntr->fid, FI_GETWAIT, &fd), 0);
+  uint8_t in[8] = {}, out[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  ASSERT_EQ(fi_recv(e.ep, in, sizeof in, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+  fid* fids[] = {&cntr->fid};
+  EXPECT_EQ(fi_trywait(a_.fabric, fids, 1), 0);  // nothing yet: may sleep
+  ASSERT_EQ(fi_send(b_.ep.ep, out, sizeof out, nullptr, b_.ep.Insert(e), nullptr), 0);
+  // The datagram is in e's socket; e's progress has not run since.
+  pollfd p{fd, POLLIN, 0};
+  const auto start = Clock::now();
+  while (poll(&p, 1, 5) <= 0 && Clock::now() - start < kTimeout) b_.ep.tx.Poll();
+  ASSERT_EQ(p.revents & POLLIN, POLLIN);
+  // fi_trywait's own progress completes the receive: not safe to sleep.
+  EXPECT_EQ(fi_trywait(a_.fabric, fids, 1), -FI_EAGAIN);
+  EXPECT_EQ(fi_cntr_read(cntr), 1u);
+  EXPECT_EQ(fi_trywait(a_.fabric, fids, 1), 0);  // nothing more to come
+  e.Close();
+  EXPECT_EQ(fi_close(&cntr->fid), 0);
 }
 
 }  // namespace
