@@ -518,6 +518,12 @@ class Engine {
   void SendClear(TimePoint now, Pdc& pdc);
   void StartClose(TimePoint now, Pdc& pdc);
   void OnCloseReceived(TimePoint now, Pdc& pdc, Psn psn);
+  // Initiator: an ACK with REQ = CLOSE (the target took a CLOSE at its
+  // CACK_PSN). True if it was handled here (not the answer to our own CLOSE).
+  bool HandleCloseAck(TimePoint now, const FabricAddress& from, Pdc& pdc, const Ack& ack);
+  // Initiator: the target no longer takes requests on this PDC (NACK
+  // INV_DPDCID / CLOSING, or an unexpected close ACK): close, re-establish or fail.
+  void OnTargetClosed(TimePoint now, Pdc& pdc);
   // When a target gives up on stored responses nobody clears (the oldest has
   // waited ExpireAfter()); TimePoint::Max() if nothing is stored.
   TimePoint StoredExpiry(const Pdc& pdc) const;
