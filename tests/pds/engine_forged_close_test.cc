@@ -114,6 +114,31 @@ TEST_F(ForgedCloseTest, CloseAckNamingAPsnSentAsDataMovesItToANewPdcNotCompleted
   ExpectDeliveredOnce({1, 2, 3});
 }
 
+// The same close ACK for data that waited the whole peer_timeout (this
+// process was stopped, "Liveness" rule 5): the target may have expired the
+// PDC after delivering some of it, so nothing is resent; the requests fail
+// with an error completion, never silently.
+TEST_F(ForgedCloseTest, CloseAckForDataThatWaitedThePeerTimeoutFailsItWithAnError) {
+  EngineConfig c = Config();
+  c.peer_timeout = milliseconds(20);
+  c.retry_limit = 1000;  // only the time budget counts here
+  Build(c);
+  const Established e = Establish(1);
+  SubmitOk(A(), Req(2));
+  TakeA();  // lost
+  Inject(B(), kA, Close(e, e.next));
+  Sent close_ack = TakeOneB();
+  RunTimersAt(now_ + milliseconds(25));  // retransmissions lost too
+  TakeA();
+  ASSERT_TRUE(del_a_.failed.empty()) << "not failed by the count rule alone";
+  Deliver(close_ack);
+  ASSERT_EQ(del_a_.FailedTokens(), (std::vector<uint64_t>{2}));
+  EXPECT_EQ(del_a_.failed[0].failure.reason, FailureReason::kPeerTimeout);
+  EXPECT_EQ(del_a_.CompletedTokens(), (std::vector<uint64_t>{1}));
+  EXPECT_EQ(del_b_.RequestTokens(), (std::vector<uint64_t>{1}));
+  EXPECT_EQ(A().counters().close_acks_unexpected, 1u);
+}
+
 // Replays of CLOSE on an open PDC: on a PSN that went up as data (an old
 // CLOSE of another incarnation, or any forged one), ahead of the next PSN,
 // while a response is held, to the initiator's PDC: all dropped, counted by
