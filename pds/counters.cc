@@ -202,7 +202,7 @@ EngineCounters& EngineCounters::operator+=(const EngineCounters& o) {
   stray_replies_suppressed += o.stray_replies_suppressed;
   clear_requests_capped += o.clear_requests_capped;
   requests_on_close_psn += o.requests_on_close_psn;
-  close_acks_unexpected += o.close_acks_unexpected;
+  closes_not_ours += o.closes_not_ours;
   return *this;
 }
 

@@ -199,11 +199,12 @@ struct EngineCounters {
   uint64_t clear_requests_capped = 0;
   // Issue 19 ("Forged and replayed control packets"). Target: a request on
   // the PSN a CLOSE took (answered UET_CLOSING, never ACKed as a duplicate).
-  // Initiator: an ACK saying the target took a CLOSE we did not send, on a
-  // PSN we sent as data or on our next one: the PDC is given up and what was
+  // Initiator: the target said (a close ACK, or UET_CLOSING's payload) that
+  // it took a CLOSE we did not send, on a PSN we sent as data or on our next
+  // one: what it delivered before is acked, the PDC is given up, and what was
   // not acked moves to a new PDC (or fails, "Liveness" rule 5).
   uint64_t requests_on_close_psn = 0;
-  uint64_t close_acks_unexpected = 0;
+  uint64_t closes_not_ours = 0;
 
   EngineCounters& operator+=(const EngineCounters& o);
 
@@ -289,7 +290,7 @@ void EngineCounters::Visit(Self& s, F& fn) {
   fn(std::string_view("stray_replies_suppressed"), s.stray_replies_suppressed);
   fn(std::string_view("clear_requests_capped"), s.clear_requests_capped);
   fn(std::string_view("requests_on_close_psn"), s.requests_on_close_psn);
-  fn(std::string_view("close_acks_unexpected"), s.close_acks_unexpected);
+  fn(std::string_view("closes_not_ours"), s.closes_not_ours);
 }
 
 }  // namespace uet::pds

@@ -245,33 +245,49 @@ void Engine::EnterLinger(TimePoint now, Pdc& pdc) {
 
 bool Engine::HandleCloseAck(TimePoint now, const FabricAddress& from, Pdc& pdc,
                             const Ack& ack) {
-  const Psn closed_on = ack.cack_psn;
   // The answer to our own CLOSE: the usual path removes the PDC.
-  if (pdc.state == PdcState::kClosing && pdc.close_psn == closed_on) return false;
+  if (pdc.state == PdcState::kClosing && pdc.close_psn == ack.cack_psn) return false;
+  if (!TakeTargetClose(now, from, pdc, ack.cack_psn)) Drop(DropReason::kCloseAckInvalid);
+  return true;
+}
+
+void Engine::HandleClosingNack(TimePoint now, const FabricAddress& from, Pdc& pdc,
+                               const Nack& nack) {
+  // Our target puts the CLOSE's PSN + 1 in the payload of UET_CLOSING (WS
+  // labels the field "Max Recvd PSN + 1"): the PSNs before the CLOSE went up
+  // as data even if their ACKs and the close ACK were lost, so they must not
+  // move to the new PDC (they did once, and were delivered twice). Anything
+  // else (INV_DPDCID, another target's payload, our own CLOSE) as before.
+  if (nack.nack_code == NackCode::kClosing && pdc.state == PdcState::kOpen &&
+      TakeTargetClose(now, from, pdc, Psn(nack.payload) - 1)) {
+    return;
+  }
+  OnTargetClosed(now, pdc);
+}
+
+bool Engine::TakeTargetClose(TimePoint now, const FabricAddress& from, Pdc& pdc, Psn closed_on) {
   SenderHalf& tx = *pdc.tx;
   // A target closes on a PSN after everything it ACKed as data and no later
-  // than the next one we would send; and a close ACK never establishes (it
-  // names a PDC of an old incarnation, or is forged).
-  if (!pdc.is_initiator() || !pdc.established || closed_on <= tx.window.cack() ||
-      closed_on > tx.window.next_psn() ||
+  // than the next one we would send; and a close never establishes a PDC (it
+  // names one of an old incarnation, or is forged).
+  if (!pdc.is_initiator() || !pdc.established || pdc.state != PdcState::kOpen ||
+      closed_on <= tx.window.cack() || closed_on > tx.window.next_psn() ||
       (closed_on < tx.window.next_psn() && tx.window.IsAcked(closed_on))) {
-    Drop(DropReason::kCloseAckInvalid);
-    return true;
+    return false;
   }
   // The target took a CLOSE we never sent (a forger's, issue 19) on a PSN we
   // sent as data, or on our next one. What it says of the PSNs before that
   // one is true (they went up as data): apply it as a plain cumulative ACK
   // through closed_on - 1, then give the PDC up like one the target closed.
-  ++counters_.close_acks_unexpected;
+  ++counters_.closes_not_ours;
   const PdcId local = pdc.local;
-  Ack before = ack;
-  before.req = AckRequest::kNone;
+  Ack before;
   before.p = true;  // names no ACK_PSN
-  before.next_hdr = NextHeader::kNone;
   before.cack_psn = closed_on - 1;
+  before.spdcid = pdc.remote;
+  before.dpdcid = pdc.local;
   HandleAck(now, from, before, std::nullopt, {}, nullptr);
-  Pdc* still = FindPdcMutable(local);
-  if (still == &pdc) OnTargetClosed(now, pdc);
+  if (FindPdcMutable(local) == &pdc) OnTargetClosed(now, pdc);
   return true;
 }
 

@@ -168,7 +168,8 @@ void Engine::HandleRequest(TimePoint now, const FabricAddress& from, const RudRo
   if (!pdc.is_initiator() && pdc.close_psn && req.psn >= *pdc.close_psn) {
     if (req.psn == *pdc.close_psn) ++counters_.requests_on_close_psn;
     Drop(DropReason::kClosing);
-    SendNack(&pdc.counters, from, NackCode::kClosing, req.psn, pdc.local, pdc.remote);
+    SendNack(&pdc.counters, from, NackCode::kClosing, req.psn, pdc.local, pdc.remote,
+             (*pdc.close_psn + 1).value());  // "Max Recvd PSN + 1": HandleClosingNack
     return;
   }
   ApplyClear(pdc, req.psn + req.clear_psn_offset);

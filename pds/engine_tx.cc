@@ -493,7 +493,7 @@ void Engine::HandleNack(TimePoint now, const FabricAddress& from, const Nack& na
     // nothing sent on it since went up, so move everything to a new PDC.
     case NackCode::kInvDpdcid:
     case NackCode::kClosing:
-      OnTargetClosed(now, pdc);
+      HandleClosingNack(now, from, pdc, nack);
       return;
     // This PDC cannot make progress. UET_NO_CCC_AVAIL as UET_NO_PDC_AVAIL:
     // the target opened nothing for it (spec-notes/cc.md "CCC table").

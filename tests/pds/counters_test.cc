@@ -152,7 +152,7 @@ TEST(EngineCounters, ForEachVisitsEveryCounterOnceWithUniqueNames) {
   EXPECT_EQ(names.count("stray_replies_suppressed"), 1u);
   Fill(c, [](uint64_t i) { return i + 1; });
   EXPECT_EQ(c.drops[DropReason::kTruncated], 1u);
-  EXPECT_EQ(c.close_acks_unexpected, visits);
+  EXPECT_EQ(c.closes_not_ours, visits);
 }
 
 TEST(EngineCounters, PlusEqualsAddsEveryField) {

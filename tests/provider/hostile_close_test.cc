@@ -250,6 +250,7 @@ TEST_F(HostileClose, ForgedCloseAtTheLivePsnAndStaleClearLoseNoData) {
   ASSERT_EQ(nacks.size(), 2u);
   for (const pds::Nack& n : nacks) {
     EXPECT_EQ(n.nack_code, pds::NackCode::kClosing) << "the target closed: resend elsewhere";
+    EXPECT_EQ(n.payload, (live + 1).value()) << "the CLOSE's PSN + 1: PSNs 0, 1 went up";
   }
   EXPECT_TRUE(b_.ep.rx.got.empty()) << "the message is not complete yet";
 
