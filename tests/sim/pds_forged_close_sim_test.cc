@@ -161,7 +161,7 @@ TEST_F(PdsForgedClose, EveryMessageOnceUnderForgedAndReplayedClosesAndClears) {
   std::printf(
       "[ stats    ] forger: %llu CLOSEs, %llu CLEARs forged, %llu replayed; target: "
       "CLOSEs refused %llu (not-next %llu, on-data %llu, after-close %llu), CLEARs refused "
-      "%llu, requests on a CLOSE's PSN %llu; initiator: close ACKs not ours %llu, "
+      "%llu, requests on a CLOSE's PSN %llu; initiator: closes not ours %llu, "
       "re-established %llu, PDCs opened %llu\n",
       static_cast<unsigned long long>(forger.closes_forged),
       static_cast<unsigned long long>(forger.clears_forged),
