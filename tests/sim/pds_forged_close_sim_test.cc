@@ -75,9 +75,9 @@ class OnPathForger final : public Impairment {
         acted = true;
       }
     }
-    if (const auto* cp = std::get_if<ControlPacket>(&*h);
-        cp != nullptr && (cp->ctl_type == ControlType::kClose || cp->ctl_type == ControlType::kClear) &&
-        Chance(random_, config_.replay)) {
+    const auto* cp = std::get_if<ControlPacket>(&*h);
+    if (cp != nullptr &&
+        (cp->ctl_type == ControlType::kClose || cp->ctl_type == ControlType::kClear)) {
       Replay(original, out);
       acted = true;
     }
