@@ -18,7 +18,12 @@
 // and the receive completes with the data intact. The counters, from the
 // endpoint's close log (FI_LOG_LEVEL=info), show the drops.
 #include <arpa/inet.h>
+#include <linux/if_packet.h>
+#include <net/ethernet.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <netinet/ip.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -272,6 +277,179 @@ TEST_F(HostileClose, ForgedCloseAtTheLivePsnAndStaleClearLoseNoData) {
   EXPECT_EQ(CounterIn(log, "drops.clear-stale"), 1u) << log;
   std::cout << "[ forged ] CLOSE at PSN " << live.value() << ": data on it NACKed CLOSING, "
             << "message completed on a new PDC\n";
+}
+
+// The issue's own setting: two endpoints opened through libfabric (A at
+// 127.0.0.1, B at 127.0.0.2), and a third party that reads the live IDs and
+// PSNs off the loopback wire (an AF_PACKET socket on lo, as tcpdump does) and
+// sends one CLOSE from A's address and port (a raw socket writes the UDP
+// header) at the PSN B expects next, between two messages. Before, the next
+// message never completed and neither side reported an error. Now it
+// completes with its data (A moves it to a new PDC). Needs CAP_NET_RAW for
+// the sniffer and the spoofed source port; skipped, saying so, without it.
+class SniffingForger : public RdmApi {
+ protected:
+  void SetUp() override {
+    SKIP_UNLESS_FIRST_IN_PROCESS();
+    sniff_ = socket(AF_PACKET, SOCK_DGRAM | SOCK_NONBLOCK, htons(ETH_P_IP));
+    raw_ = socket(AF_INET, SOCK_RAW, IPPROTO_UDP);
+    if (sniff_ < 0 || raw_ < 0) {
+      GTEST_SKIP() << "needs CAP_NET_RAW (AF_PACKET sniffer, raw UDP): " << strerror(errno);
+    }
+    sockaddr_ll ll{};
+    ll.sll_family = AF_PACKET;
+    ll.sll_protocol = htons(ETH_P_IP);
+    ll.sll_ifindex = static_cast<int>(if_nametoindex("lo"));
+    ASSERT_EQ(bind(sniff_, reinterpret_cast<sockaddr*>(&ll), sizeof ll), 0) << strerror(errno);
+    sockaddr_in me{};
+    me.sin_family = AF_INET;
+    me.sin_addr.s_addr = htonl(0x7f000001);  // A's address
+    ASSERT_EQ(bind(raw_, reinterpret_cast<sockaddr*>(&me), sizeof me), 0) << strerror(errno);
+    setenv("FI_LOG_LEVEL", "info", 1);
+    // One datagram per packet on the wire: the sniffer parses one PDS header
+    // per frame (a GSO send is one frame on lo).
+    setenv("FI_UET_GSO", "0", 1);
+    testing::internal::CaptureStderr();
+    capturing_ = true;
+    RdmApi::SetUp();
+    a_port_ = PortOf(a_.ep);
+    b_port_ = PortOf(b_.ep);
+  }
+  void TearDown() override {
+    if (sniff_ >= 0) close(sniff_);
+    if (raw_ >= 0) close(raw_);
+    RdmApi::TearDown();
+    if (capturing_) testing::internal::GetCapturedStderr();
+  }
+  static uint16_t PortOf(const Endpoint& e) {
+    auto addr = EndpointAddress::ParseBlob(std::as_bytes(std::span(e.name)));
+    EXPECT_TRUE(addr.ok());
+    return addr.ok() ? addr->udp_port : 0;
+  }
+  // Reads what the sniffer caught: A's requests to B (IDs, highest PSN) and
+  // B's ACKs to A (B's PDC ID, a close ACK).
+  void Sniff() {
+    std::byte frame[4096];
+    for (;;) {
+      const ssize_t n = recv(sniff_, frame, sizeof frame, 0);
+      if (n <= 0) return;
+      const auto* ip = reinterpret_cast<const iphdr*>(frame);
+      if (static_cast<size_t>(n) < sizeof(iphdr) || ip->protocol != IPPROTO_UDP) continue;
+      const size_t ihl = size_t{ip->ihl} * 4;
+      if (static_cast<size_t>(n) < ihl + sizeof(udphdr)) continue;
+      const auto* udp = reinterpret_cast<const udphdr*>(frame + ihl);
+      const std::span<const std::byte> pds(frame + ihl + sizeof(udphdr),
+                                           static_cast<size_t>(n) - ihl - sizeof(udphdr));
+      ByteReader r(pds);
+      Result<pds::PdsHeader> h = pds::ParsePdsHeader(r);
+      if (!h.ok()) continue;
+      const uint32_t src = ntohl(ip->saddr);
+      if (src == 0x7f000001 && ntohs(udp->dest) == b_port_) {
+        if (const auto* q = std::get_if<pds::RudRodRequest>(&*h)) {
+          ia_ = q->spdcid;
+          if (!highest_ || q->psn > *highest_) highest_ = q->psn;
+        }
+      }
+      if (src == 0x7f000002 && ntohs(udp->dest) == a_port_) {
+        const pds::Ack* a = std::get_if<pds::Ack>(&*h);
+        if (const auto* c = std::get_if<pds::AckCc>(&*h)) a = &c->ack;
+        if (a != nullptr) {
+          tb_ = a->spdcid;
+          close_acked_ |= a->req == pds::AckRequest::kClose;
+        }
+      }
+    }
+  }
+  // One CLOSE from A's address and port to B, with the IDs and PSN given.
+  void ForgeClose(PdcId spdcid, PdcId dpdcid, Psn psn) {
+    pds::ControlPacket c;
+    c.ctl_type = pds::ControlType::kClose;
+    c.ar = true;
+    c.psn = psn;
+    c.spdcid = spdcid;
+    c.dpdcid = dpdcid;
+    std::vector<std::byte> out(sizeof(udphdr) + pds::ControlPacket::kSize);
+    auto* udp = reinterpret_cast<udphdr*>(out.data());
+    udp->source = htons(a_port_);
+    udp->dest = htons(b_port_);
+    udp->len = htons(static_cast<uint16_t>(out.size()));
+    udp->check = 0;  // none (IPv4)
+    const std::span<std::byte> body = std::span<std::byte>(out).subspan(sizeof(udphdr));
+    ByteWriter w(body);
+    ASSERT_TRUE(c.Serialize(w).ok());
+    sockaddr_in dst{};
+    dst.sin_family = AF_INET;
+    dst.sin_addr.s_addr = htonl(0x7f000002);
+    ASSERT_EQ(sendto(raw_, out.data(), out.size(), 0, reinterpret_cast<sockaddr*>(&dst),
+                     sizeof dst),
+              static_cast<ssize_t>(out.size()))
+        << strerror(errno);
+  }
+  // One message A -> B, data checked; false if it did not complete.
+  void Message(size_t len, unsigned seed) {
+    const std::vector<uint8_t> out = Pattern(len, seed);
+    std::vector<uint8_t> in(len, 0xEE);
+    int rctx = 0, sctx = 0;
+    ASSERT_EQ(fi_recv(b_.ep.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, &rctx), 0);
+    ASSERT_EQ(fi_send(a_.ep.ep, out.data(), len, nullptr, a_to_b_, &sctx), 0);
+    const bool done = PumpUntil([&] {
+      Sniff();
+      return !a_.ep.tx.got.empty() && !b_.ep.rx.got.empty();
+    });
+    ASSERT_TRUE(done) << "the message never completed (send " << a_.ep.tx.got.size()
+                      << ", recv " << b_.ep.rx.got.size() << ")";
+    const Entry s = a_.ep.tx.got.front();
+    const Entry r = b_.ep.rx.got.front();
+    a_.ep.tx.got.clear();
+    b_.ep.rx.got.clear();
+    ASSERT_FALSE(s.error) << Describe(s);
+    ASSERT_FALSE(r.error) << Describe(r);
+    ASSERT_EQ(r.e.len, len);
+    ASSERT_EQ(Memcmp(in.data(), out.data(), len), 0) << "data differs";
+  }
+
+  int sniff_ = -1;
+  int raw_ = -1;
+  bool capturing_ = false;
+  uint16_t a_port_ = 0, b_port_ = 0;
+  PdcId ia_ = kNoPdc, tb_ = kNoPdc;
+  std::optional<Psn> highest_;
+  bool close_acked_ = false;
+};
+
+TEST_F(SniffingForger, OneForgedCloseBetweenTwoMessagesLosesNothing) {
+  constexpr size_t kLen = 8000;  // several packets
+  ASSERT_NO_FATAL_FAILURE(Message(kLen, 1));
+  // Let B's last ACKs out, and read the IDs and PSNs off the wire.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(5);
+  while (std::chrono::steady_clock::now() < until) {
+    Pump();
+    Sniff();
+  }
+  ASSERT_NE(ia_, kNoPdc);
+  ASSERT_NE(tb_, kNoPdc);
+  ASSERT_TRUE(highest_.has_value());
+  ForgeClose(ia_, tb_, *highest_ + 1);
+  // B takes it (it matches the PDC exactly) and ACKs it to A.
+  ASSERT_TRUE(PumpUntil([&] {
+    b_.ep.rx.Poll();
+    Sniff();
+    return close_acked_;
+  })) << "B did not take the forged CLOSE";
+  // The next message: on its old PDC it would have started on the CLOSE's PSN.
+  ASSERT_NO_FATAL_FAILURE(Message(kLen, 2));
+  ASSERT_NO_FATAL_FAILURE(Message(kLen, 3));
+  a_.Close();
+  b_.Close();
+  capturing_ = false;
+  const std::string log = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(CounterIn(log, "closes_not_ours"), 1u) << "A saw the close it never sent\n" << log;
+  EXPECT_EQ(CounterIn(log, "pdcs_failed"), 0u) << log;
+  std::cout << "[ forged ] CLOSE at PSN " << (*highest_ + 1).value()
+            << " between two messages: closes_not_ours=" << CounterIn(log, "closes_not_ours")
+            << " requests_on_close_psn=" << CounterIn(log, "requests_on_close_psn")
+            << " pdcs_reestablished=" << CounterIn(log, "pdcs_reestablished")
+            << " pdcs_opened=" << CounterIn(log, "pdcs_opened") << "\n";
 }
 
 }  // namespace
