@@ -17,6 +17,11 @@
 // new PDC (as the engine's initiator does, tests/pds/engine_forged_close_test.cc),
 // and the receive completes with the data intact. The counters, from the
 // endpoint's close log (FI_LOG_LEVEL=info), show the drops.
+//
+// SniffingForger (below) is the issue's own setting: two libfabric endpoints,
+// the forger reading the IDs and PSNs off lo with an AF_PACKET socket and
+// spoofing A's address and port with a raw one (needs CAP_NET_RAW). Before,
+// A's next send completed and B's receive never did.
 #include <arpa/inet.h>
 #include <linux/if_packet.h>
 #include <net/ethernet.h>
