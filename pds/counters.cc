@@ -83,6 +83,9 @@ constexpr const char* kDropNames[kDropReasonCount] = {
     "drops.no-pdc-available",  "drops.no-ccc-available",  "drops.no-resource",
     "drops.ack-unknown-pdc",   "drops.ack-invalid",       "drops.nack-unknown-psn",
     "drops.stale-response",    "drops.start-psn-challenged",
+    "drops.close-not-next",    "drops.close-on-data-psn", "drops.close-held",
+    "drops.close-after-close", "drops.close-wrong-role",  "drops.clear-stale",
+    "drops.clear-unsent",      "drops.close-ack-invalid",
 };
 
 static_assert(kDropNames[kDropReasonCount - 1] != nullptr, "a DropReason has no counter name");
@@ -134,6 +137,14 @@ const char* DropReasonName(DropReason r) {
     case DropReason::kNackUnknownPsn: return "nack-unknown-psn";
     case DropReason::kStaleResponse: return "stale-response";
     case DropReason::kStartPsnChallenged: return "start-psn-challenged";
+    case DropReason::kCloseNotNext: return "close-not-next";
+    case DropReason::kCloseOnDataPsn: return "close-on-data-psn";
+    case DropReason::kCloseHeld: return "close-held";
+    case DropReason::kCloseAfterClose: return "close-after-close";
+    case DropReason::kCloseWrongRole: return "close-wrong-role";
+    case DropReason::kClearStale: return "clear-stale";
+    case DropReason::kClearUnsent: return "clear-unsent";
+    case DropReason::kCloseAckInvalid: return "close-ack-invalid";
   }
   return "unknown";
 }
@@ -190,6 +201,8 @@ EngineCounters& EngineCounters::operator+=(const EngineCounters& o) {
   uud_received += o.uud_received;
   stray_replies_suppressed += o.stray_replies_suppressed;
   clear_requests_capped += o.clear_requests_capped;
+  requests_on_close_psn += o.requests_on_close_psn;
+  closes_not_ours += o.closes_not_ours;
   return *this;
 }
 

@@ -120,9 +120,28 @@ enum class DropReason : uint8_t {
   // A SYN not numbered from the Start_PSN this target minted for it
   // (validate_start_psn): answered with UET_NEW_START_PSN.
   kStartPsnChallenged,
+  // Control packets that do not match the PDC's state exactly (issue 19,
+  // spec-notes/pds.md "Forged and replayed control packets"). Target: a
+  // CLOSE whose PSN is not the next expected one (a gap before it, or data
+  // above it); a CLOSE on a PSN already taken as data (a replay); a CLOSE
+  // while a guaranteed-delivery response or ROD data is held (the initiator
+  // resends it); a CLOSE at another PSN than the one the PDC closed on; a
+  // CLOSE sent to an initiator PDC.
+  kCloseNotNext,
+  kCloseOnDataPsn,
+  kCloseHeld,
+  kCloseAfterClose,
+  kCloseWrongRole,
+  // Target: a CLEAR naming a PSN older than CACK - MP_RANGE (releases
+  // nothing) or one never received (would release responses not yet sent).
+  kClearStale,
+  kClearUnsent,
+  // Initiator: an ACK with REQ = CLOSE that cannot answer anything this PDC
+  // did (names a PSN already acked as data, or one never sent, or arrives
+  // before establishment).
+  kCloseAckInvalid,
 };
-inline constexpr size_t kDropReasonCount =
-    static_cast<size_t>(DropReason::kStartPsnChallenged) + 1;
+inline constexpr size_t kDropReasonCount = static_cast<size_t>(DropReason::kCloseAckInvalid) + 1;
 const char* DropReasonName(DropReason r);
 
 struct DropCounts {
@@ -178,6 +197,14 @@ struct EngineCounters {
   uint64_t stray_replies_suppressed = 0;
   // CLEAR_REQs not sent because a stored response had its max_clear_requests.
   uint64_t clear_requests_capped = 0;
+  // Issue 19 ("Forged and replayed control packets"). Target: a request on
+  // the PSN a CLOSE took (answered UET_CLOSING, never ACKed as a duplicate).
+  // Initiator: the target said (a close ACK, or UET_CLOSING's payload) that
+  // it took a CLOSE we did not send, on a PSN we sent as data or on our next
+  // one: what it delivered before is acked, the PDC is given up, and what was
+  // not acked moves to a new PDC (or fails, "Liveness" rule 5).
+  uint64_t requests_on_close_psn = 0;
+  uint64_t closes_not_ours = 0;
 
   EngineCounters& operator+=(const EngineCounters& o);
 
@@ -262,6 +289,8 @@ void EngineCounters::Visit(Self& s, F& fn) {
   fn(std::string_view("uud_received"), s.uud_received);
   fn(std::string_view("stray_replies_suppressed"), s.stray_replies_suppressed);
   fn(std::string_view("clear_requests_capped"), s.clear_requests_capped);
+  fn(std::string_view("requests_on_close_psn"), s.requests_on_close_psn);
+  fn(std::string_view("closes_not_ours"), s.closes_not_ours);
 }
 
 }  // namespace uet::pds

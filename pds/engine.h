@@ -518,6 +518,17 @@ class Engine {
   void SendClear(TimePoint now, Pdc& pdc);
   void StartClose(TimePoint now, Pdc& pdc);
   void OnCloseReceived(TimePoint now, Pdc& pdc, Psn psn);
+  // Initiator: an ACK with REQ = CLOSE (the target took a CLOSE at its
+  // CACK_PSN). True if it was handled here (not the answer to our own CLOSE).
+  bool HandleCloseAck(TimePoint now, const FabricAddress& from, Pdc& pdc, const Ack& ack);
+  // Initiator: NACK INV_DPDCID or CLOSING on this PDC.
+  void HandleClosingNack(TimePoint now, const FabricAddress& from, Pdc& pdc, const Nack& nack);
+  // Initiator: the target says it took a CLOSE at `closed_on`. False (nothing
+  // done) unless that is a PSN after everything acked and at most our next.
+  bool TakeTargetClose(TimePoint now, const FabricAddress& from, Pdc& pdc, Psn closed_on);
+  // Initiator: the target no longer takes requests on this PDC (NACK
+  // INV_DPDCID / CLOSING, or an unexpected close ACK): close, re-establish or fail.
+  void OnTargetClosed(TimePoint now, Pdc& pdc);
   // When a target gives up on stored responses nobody clears (the oldest has
   // waited ExpireAfter()); TimePoint::Max() if nothing is stored.
   TimePoint StoredExpiry(const Pdc& pdc) const;

@@ -53,17 +53,37 @@ void Engine::HandleControl(TimePoint now, const FabricAddress& from, const Contr
         SendNack(&pdc.counters, from, NackCode::kPktNotRcvd, cp.psn, pdc.local, pdc.remote);
       }
       return;
-    case ControlType::kClear:  // to the receiver: responses through payload are acked
+    case ControlType::kClear: {  // to the receiver: responses through payload are acked
       if (!pdc.rx) break;
-      ApplyClear(pdc, Psn(cp.payload));
+      // A CLEAR names the initiator's AckedThrough: never a PSN this side did
+      // not receive (clearing it would drop responses the initiator has not
+      // seen), and never more than MP_RANGE behind CACK (the initiator's
+      // window). Outside that it is forged or from another PSN space; it
+      // used to be clamped to the highest PSN received and release
+      // everything stored ("Forged and replayed control packets").
+      const Psn clear_psn(cp.payload);
+      const ReceiverHalf& rx = *pdc.rx;
+      if (clear_psn > rx.window.highest_received()) {
+        Drop(DropReason::kClearUnsent);
+        return;
+      }
+      if (clear_psn < rx.window.cack() - rx.window.mp_range()) {
+        Drop(DropReason::kClearStale);
+        return;
+      }
+      ApplyClear(pdc, clear_psn);
       SendAck(now, pdc, pdc.rx->window.cack(), AckReason::kNone, false, nullptr, /*reply=*/true);
       return;
+    }
     case ControlType::kClearReq:  // to the sender
       if (!pdc.tx) break;
       SendClear(now, pdc);
       return;
     case ControlType::kClose:  // to the target
-      if (pdc.is_initiator() || !pdc.rx) break;
+      if (pdc.is_initiator() || !pdc.rx) {
+        Drop(DropReason::kCloseWrongRole);
+        return;
+      }
       OnCloseReceived(now, pdc, cp.psn);
       return;
     case ControlType::kCloseReq:  // to the initiator
@@ -150,9 +170,26 @@ void Engine::StartClose(TimePoint now, Pdc& pdc) {
 }
 
 void Engine::OnCloseReceived(TimePoint now, Pdc& pdc, Psn psn) {
+  // A CLOSE is taken only when it matches the PDC's state exactly, as the one
+  // our initiator sends does (it closes when idle, everything acked): its PSN
+  // is the next one expected, nothing was received beyond CACK, nothing is
+  // held. Whatever else is forged, replayed or from another incarnation, and
+  // is dropped by reason; a live initiator's own CLOSE is resent on its RTO
+  // ("Forged and replayed control packets (issue 19)").
   ReceiverHalf& rx = *pdc.rx;
+  if (pdc.close_psn) {
+    // Closed already. Only our CLOSE's own PSN is re-ACKed (its ACK was lost).
+    if (psn != *pdc.close_psn) {
+      Drop(DropReason::kCloseAfterClose);
+      return;
+    }
+    ++pdc.counters.duplicates;
+    SendAck(now, pdc, psn, AckReason::kDuplicate);
+    return;
+  }
   const bool reverse_work = (pdc.tx && !pdc.tx->Idle()) || pdc.ses_pins > 0;
-  if (reverse_work && rx.window.Classify(psn) == RxPsn::kNew) {
+  const RxPsn verdict = rx.window.Classify(psn);
+  if (reverse_work && verdict == RxPsn::kNew) {
     // Reverse requests (read data) still outstanding or queued, here or in
     // SES (a pin: read data behind its max_inflight_packets): the
     // initiator closed because it heard nothing for idle_close, e.g. while
@@ -163,26 +200,40 @@ void Engine::OnCloseReceived(TimePoint now, Pdc& pdc, Psn psn) {
     ++counters_.closes_deferred;
     return;
   }
-  switch (rx.window.Classify(psn)) {
+  switch (verdict) {
     case RxPsn::kOutOfWindow:
       Drop(DropReason::kOutOfWindow);
       SendNack(&pdc.counters, pdc.peer, NackCode::kPsnOorWindow, psn, pdc.local, pdc.remote);
       return;
     case RxPsn::kDuplicate:
     case RxPsn::kDuplicateReleased:
-      ++pdc.counters.duplicates;
-      SendAck(now, pdc, psn, AckReason::kDuplicate);
+      // That PSN went up as data: a CLOSE on it is a replay (or forged), and
+      // ACKing it would only confirm the data again. No answer.
+      Drop(DropReason::kCloseOnDataPsn);
       return;
     case RxPsn::kNew:
       break;
   }
+  if (!rx.stored.empty() || !rx.reordered.empty()) {
+    // A guaranteed-delivery response not cleared yet (the initiator's CLEAR
+    // was lost: our CLEAR_REQ brings it) or ROD data above a gap.
+    Drop(DropReason::kCloseHeld);
+    return;
+  }
+  if (psn != rx.window.cack() + 1 || rx.window.highest_received() != rx.window.cack()) {
+    // A PSN before it is missing: a forger guessing ahead, or data that is
+    // still on its way. Taking it would end the PDC with that data in flight
+    // (it once did, and the data was then ACKed as a duplicate and lost).
+    Drop(DropReason::kCloseNotNext);
+    return;
+  }
   rx.window.Receive(psn);
   ++pdc.counters.packets_received;
   pdc.close_psn = psn;
+  // REQ = CLOSE on this and every later ACK of the PDC (SendAck): an
+  // initiator that sent data on this PSN learns it was not delivered.
   SendAck(now, pdc, psn, AckReason::kAckRequested);
-  // The CLOSE takes effect once every earlier PSN is in (our initiator sends
-  // it only then, but the network may reorder another's).
-  if (rx.window.cack() >= psn) EnterLinger(now, pdc);
+  EnterLinger(now, pdc);
 }
 
 void Engine::EnterLinger(TimePoint now, Pdc& pdc) {
@@ -190,6 +241,80 @@ void Engine::EnterLinger(TimePoint now, Pdc& pdc) {
   pdc.linger_until = now + config_.close_linger;
   // Reverse requests still waiting cannot be delivered any more.
   if (pdc.tx) FailSender(pdc, Failure{pdc.peer, pdc.local, FailureReason::kClosed, 0});
+}
+
+bool Engine::HandleCloseAck(TimePoint now, const FabricAddress& from, Pdc& pdc,
+                            const Ack& ack) {
+  // The answer to our own CLOSE: the usual path removes the PDC.
+  if (pdc.state == PdcState::kClosing && pdc.close_psn == ack.cack_psn) return false;
+  if (!TakeTargetClose(now, from, pdc, ack.cack_psn)) Drop(DropReason::kCloseAckInvalid);
+  return true;
+}
+
+void Engine::HandleClosingNack(TimePoint now, const FabricAddress& from, Pdc& pdc,
+                               const Nack& nack) {
+  // Our target puts the CLOSE's PSN + 1 in the payload of UET_CLOSING (WS
+  // labels the field "Max Recvd PSN + 1"): the PSNs before the CLOSE went up
+  // as data even if their ACKs and the close ACK were lost, so they must not
+  // move to the new PDC (they did once, and were delivered twice). Anything
+  // else (INV_DPDCID, another target's payload, our own CLOSE) as before.
+  if (nack.nack_code == NackCode::kClosing && pdc.state == PdcState::kOpen &&
+      TakeTargetClose(now, from, pdc, Psn(nack.payload) - 1)) {
+    return;
+  }
+  OnTargetClosed(now, pdc);
+}
+
+bool Engine::TakeTargetClose(TimePoint now, const FabricAddress& from, Pdc& pdc, Psn closed_on) {
+  SenderHalf& tx = *pdc.tx;
+  // A target closes on a PSN after everything it ACKed as data and no later
+  // than the next one we would send; and a close never establishes a PDC (it
+  // names one of an old incarnation, or is forged).
+  if (!pdc.is_initiator() || !pdc.established || pdc.state != PdcState::kOpen ||
+      closed_on <= tx.window.cack() || closed_on > tx.window.next_psn() ||
+      (closed_on < tx.window.next_psn() && tx.window.IsAcked(closed_on))) {
+    return false;
+  }
+  // The target took a CLOSE we never sent (a forger's, issue 19) on a PSN we
+  // sent as data, or on our next one. What it says of the PSNs before that
+  // one is true (they went up as data): apply it as a plain cumulative ACK
+  // through closed_on - 1, then give the PDC up like one the target closed.
+  ++counters_.closes_not_ours;
+  const PdcId local = pdc.local;
+  Ack before;
+  before.p = true;  // names no ACK_PSN
+  before.cack_psn = closed_on - 1;
+  before.spdcid = pdc.remote;
+  before.dpdcid = pdc.local;
+  HandleAck(now, from, before, std::nullopt, {}, nullptr);
+  if (FindPdcMutable(local) == &pdc) OnTargetClosed(now, pdc);
+  return true;
+}
+
+void Engine::OnTargetClosed(TimePoint now, Pdc& pdc) {
+  SenderHalf& tx = *pdc.tx;
+  if (pdc.state == PdcState::kClosing || (pdc.is_initiator() && pdc.Idle())) {
+    // Our CLOSE was acked and its ACK lost (the target let the PDC go), or
+    // nothing is left to send on it.
+    ++counters_.pdcs_closed;
+    RemovePdc(pdc.local);
+    return;
+  }
+  if (config_.peer_timeout.count() > 0 && tx.window.outstanding() > 0 &&
+      now - tx.waiting_since >= config_.peer_timeout) {
+    // Our requests waited the whole budget (this process was stopped
+    // that long): the target may have expired the PDC after delivering
+    // some of them, so resending them on a new PDC could deliver twice.
+    Fail(pdc.local, FailureReason::kPeerTimeout, now - tx.waiting_since);
+    return;
+  }
+  if (pdc.is_initiator() && pdc.established && pdc.state == PdcState::kOpen) {
+    // Nothing sent on it since the target closed went up: move everything
+    // unacked and queued to a new PDC (new ID, new random Start_PSN).
+    Reestablish(now, pdc);
+  } else {
+    Fail(pdc.local, FailureReason::kPeerNack);
+  }
 }
 
 TimePoint Engine::ClearRequestDue(const Pdc& pdc) const {

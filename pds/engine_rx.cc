@@ -162,9 +162,14 @@ void Engine::HandleRequest(TimePoint now, const FabricAddress& from, const RudRo
     pdc.tx->retries = 0;
     pdc.tx->stall_grace_used = false;
   }
-  if (!pdc.is_initiator() && pdc.close_psn && req.psn > *pdc.close_psn) {
+  // The CLOSE's own PSN included: data on it was never delivered (the CLOSE
+  // took it, a forger's perhaps), so it must not be ACKed as a duplicate.
+  // CLOSING makes the initiator move it to a new PDC.
+  if (!pdc.is_initiator() && pdc.close_psn && req.psn >= *pdc.close_psn) {
+    if (req.psn == *pdc.close_psn) ++counters_.requests_on_close_psn;
     Drop(DropReason::kClosing);
-    SendNack(&pdc.counters, from, NackCode::kClosing, req.psn, pdc.local, pdc.remote);
+    SendNack(&pdc.counters, from, NackCode::kClosing, req.psn, pdc.local, pdc.remote,
+             (*pdc.close_psn + 1).value());  // "Max Recvd PSN + 1": HandleClosingNack
     return;
   }
   ApplyClear(pdc, req.psn + req.clear_psn_offset);
@@ -256,10 +261,6 @@ void Engine::HandleRequest(TimePoint now, const FabricAddress& from, const RudRo
     }
   }
   RecordArrival(pdc, req.psn, payload.size(), meta.ecn_ce);
-  if (pdc.close_psn && pdc.state == PdcState::kOpen && !pdc.is_initiator() &&
-      rx.window.cack() >= *pdc.close_psn) {
-    EnterLinger(now, pdc);  // the gap before a CLOSE filled
-  }
   // CACK jumped over PSNs that had arrived: the hole closed, tell the sender.
   if (verdict == RxPsn::kNew && rx.window.cack() > cack_before + 1) arrival.out_of_order = true;
   if (AckReason why = rx.ack.OnPacket(now, arrival); why != AckReason::kNone) {
@@ -374,6 +375,12 @@ void Engine::SendAck(TimePoint now, Pdc& pdc, Psn ack_psn, AckReason reason, boo
     body = response->bytes();
     if (response->guaranteed()) ack.req = AckRequest::kClear;
   }
+  // A target that took a CLOSE says so in every ACK after it (CACK is the
+  // CLOSE's PSN, nothing is held): an initiator that sent data on that PSN
+  // must not take the ACK as its delivery (HandleCloseAck).
+  if (!pdc.is_initiator() && pdc.close_psn && ack.req == AckRequest::kNone) {
+    ack.req = AckRequest::kClose;
+  }
   ack.m = ecn;
   ack.cack_psn = rx.window.cack();
   // P = 1: the field is probe_opaque (0), not an ACK_PSN.
@@ -434,8 +441,10 @@ void Engine::SendNack(PdcCounters* counters, const FabricAddress& to, NackCode c
 void Engine::ApplyClear(Pdc& pdc, Psn clear_psn) {
   ReceiverHalf& rx = *pdc.rx;
   if (rx.stored.empty()) return;
-  // Only a PSN that arrived can have been acked: ignore a CLEAR_PSN beyond.
-  if (clear_psn > rx.window.highest_received()) clear_psn = rx.window.highest_received();
+  // Only a PSN that arrived can have been acked: a CLEAR_PSN beyond is forged
+  // or from another PSN space (even an out-of-window request's), and clamping
+  // it released every stored response. Ignore it.
+  if (clear_psn > rx.window.highest_received()) return;
   rx.window.ClearThrough(clear_psn);
   while (!rx.stored.empty() && rx.stored.begin()->first <= clear_psn) {
     rx.stored.erase(rx.stored.begin());

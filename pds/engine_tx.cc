@@ -268,6 +268,8 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
     return;
   }
   Pdc& pdc = *found;
+  // REQ = CLOSE: the target closed on that PSN (engine_control.cc).
+  if (ack.req == AckRequest::kClose && HandleCloseAck(now, from, pdc, ack)) return;
   SenderHalf& tx = *pdc.tx;
   const bool has_response = ack.next_hdr != NextHeader::kNone;
   if (has_response && (ack.p || response.size() > SesResponse::kMaxBytes)) {
@@ -491,25 +493,7 @@ void Engine::HandleNack(TimePoint now, const FabricAddress& from, const Nack& na
     // nothing sent on it since went up, so move everything to a new PDC.
     case NackCode::kInvDpdcid:
     case NackCode::kClosing:
-      if (pdc.state == PdcState::kClosing) {
-        // Our CLOSE was acked and its ACK lost; the target has let the PDC go.
-        ++counters_.pdcs_closed;
-        RemovePdc(pdc.local);
-        return;
-      }
-      if (config_.peer_timeout.count() > 0 && tx.window.outstanding() > 0 &&
-          now - tx.waiting_since >= config_.peer_timeout) {
-        // Our requests waited the whole budget (this process was stopped
-        // that long): the target may have expired the PDC after delivering
-        // some of them, so resending them on a new PDC could deliver twice.
-        Fail(pdc.local, FailureReason::kPeerTimeout, now - tx.waiting_since);
-        return;
-      }
-      if (pdc.is_initiator() && pdc.established && pdc.state == PdcState::kOpen) {
-        Reestablish(now, pdc);
-      } else {
-        Fail(pdc.local, FailureReason::kPeerNack);
-      }
+      HandleClosingNack(now, from, pdc, nack);
       return;
     // This PDC cannot make progress. UET_NO_CCC_AVAIL as UET_NO_PDC_AVAIL:
     // the target opened nothing for it (spec-notes/cc.md "CCC table").
