@@ -190,6 +190,13 @@ EngineCounters& EngineCounters::operator+=(const EngineCounters& o) {
   uud_received += o.uud_received;
   stray_replies_suppressed += o.stray_replies_suppressed;
   clear_requests_capped += o.clear_requests_capped;
+  half_open_opened += o.half_open_opened;
+  half_open_validated += o.half_open_validated;
+  half_open_evicted += o.half_open_evicted;
+  half_open_expired += o.half_open_expired;
+  unvalidated_sends_held += o.unvalidated_sends_held;
+  unvalidated_sends_suppressed += o.unvalidated_sends_suppressed;
+  validation_probes += o.validation_probes;
   return *this;
 }
 
