@@ -149,6 +149,12 @@ void Engine::ProbeHalfOpen(TimePoint now, Pdc& pdc) {
   auto it = half_open_.find(pdc.local.value());
   if (it == half_open_.end() || it->second.next_probe > now) return;
   HalfOpen& h = it->second;
+  // Probes spend the same budget: a peer that sent too little to pay for one
+  // is not asked (its next packet raises the budget or validates it).
+  if (h.bytes_out + ControlPacket::kSize > h.bytes_in * config_.unvalidated_send_factor) {
+    h.next_probe = TimePoint::Max();
+    return;
+  }
   // Ask the peer to show it receives: a CLEAR_REQ, which its sender answers
   // with a CLEAR naming our PDC ID. Backoff and cap as for the CLEAR_REQs of
   // stored responses: clear_request_after x 1, 2, 4, ..., max_clear_requests.
@@ -167,12 +173,15 @@ bool Engine::ChargeHalfOpenTx(const PdsHeader& h, size_t bytes) {
   auto it = half_open_.find(ids->spdcid.value());
   if (it == half_open_.end()) return true;
   HalfOpen& ho = it->second;
-  // Requests (reverse data) keep to the budget; only retransmissions can get
-  // here over it (PumpOne holds new ones). ACKs, NACKs and control packets
-  // answer one packet each and are bounded per packet ("Bounds on replies"):
-  // they go, and use the budget first.
-  if (std::holds_alternative<RudRodRequest>(h) &&
-      ho.bytes_out + bytes > ho.bytes_in * config_.unvalidated_send_factor) {
+  // ACKs and NACKs answer one packet each ("Bounds on replies": at most one
+  // per packet received): they always go, and use the budget first. Anything
+  // else keeps to it: requests (reverse data; only retransmissions get here
+  // over it, PumpOne holds new ones), CLEAR_REQs of stored responses,
+  // CLOSE_REQ, CREDIT; the engine goes on as if they were lost.
+  const bool answer = std::holds_alternative<Ack>(h) || std::holds_alternative<AckCc>(h) ||
+                      std::holds_alternative<AckCcx>(h) || std::holds_alternative<Nack>(h) ||
+                      std::holds_alternative<NackCcx>(h);
+  if (!answer && ho.bytes_out + bytes > ho.bytes_in * config_.unvalidated_send_factor) {
     ++counters_.unvalidated_sends_suppressed;
     return false;
   }
