@@ -78,7 +78,7 @@ class FloodTest : public EngineTest {
 // rest evicted oldest first, A's PDC never touched, every message delivered
 // once.
 TEST_F(FloodTest, TenThousandForgedSynsNeverTouchAnEstablishedPdc) {
-  EngineConfig c;  // defaults: max_pdcs 1024, half-open budget 256, idle close 2 s
+  EngineConfig c;                // defaults: max_pdcs 1024, half-open budget 256, idle close 2 s
   c.peer_timeout = seconds(30);  // the provider's
   Build(c);
   RefuseStrangers();
@@ -268,9 +268,8 @@ TEST_F(FloodTest, ASpoofedReadWithAValidKeySendsAtMostThreeTimesWhatItReceived) 
   for (const FailedSend& f : del_b_.failed) {
     EXPECT_EQ(f.failure.reason, FailureReason::kPeerTimeout);
   }
-  std::cout << "[ bounds ] spoofed 56 B SYN+READ of 64 KiB, valid key: " << packets
-            << " packets, " << bytes << " B sent (bound " << 3 * forged.size() << " B), "
-            << probes << " probes\n";
+  std::cout << "[ bounds ] spoofed 56 B SYN+READ of 64 KiB, valid key: " << packets << " packets, "
+            << bytes << " B sent (bound " << 3 * forged.size() << " B), " << probes << " probes\n";
 }
 
 // A real initiator's first READ on a new PDC: B holds the data, asks once
