@@ -76,7 +76,7 @@ class FloodTest : public EngineTest {
 // A's next PDC (after idle close, or any new one) was refused with
 // UET_NO_PDC_AVAIL. Now: at most the budget of half-open PDCs at any time, the
 // rest evicted oldest first, A's PDC never touched, every message delivered
-// once.
+// once, and a PDC B opens to A mid-flood takes the place of a forged one.
 TEST_F(FloodTest, TenThousandForgedSynsNeverTouchAnEstablishedPdc) {
   EngineConfig c;                // defaults: max_pdcs 1024, half-open budget 256, idle close 2 s
   c.peer_timeout = seconds(30);  // the provider's
@@ -100,6 +100,8 @@ TEST_F(FloodTest, TenThousandForgedSynsNeverTouchAnEstablishedPdc) {
     flood_cpu += std::chrono::steady_clock::now() - t0;
     max_half_open = std::max(max_half_open, B().half_open_count());
     if (i % 20 == 0) SubmitOk(A(), Req(token++));  // a message every 1 ms
+    // Mid-flood, B opens a PDC of its own to A (before: "pdc table full").
+    if (i == kForged / 2) SubmitOk(B(), Req(9000, kA));
     replies_to_forged += MoveAndCount();
     now_ = now_ + microseconds(50);
     if (NextDeadline() <= now_) RunTimersAt(now_);
@@ -120,6 +122,8 @@ TEST_F(FloodTest, TenThousandForgedSynsNeverTouchAnEstablishedPdc) {
   }
   EXPECT_EQ(Sorted(from_a), want) << "each of A's messages went up exactly once";
   EXPECT_TRUE(del_a_.failed.empty());
+  EXPECT_EQ(del_b_.CompletedTokens(), std::vector<uint64_t>{9000}) << "B's new PDC to A";
+  EXPECT_TRUE(del_b_.failed.empty());
   // The budget held, the rest was evicted, and counted.
   EXPECT_LE(max_half_open, budget);
   EXPECT_EQ(B().counters().half_open_opened, kForged + 1u);  // + A's PDC
