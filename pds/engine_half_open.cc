@@ -23,6 +23,10 @@
 namespace uet::pds {
 namespace {
 
+// Requests leave this much of a half-open PDC's budget for probes (two
+// CLEAR_REQs), so a PDC whose data used the budget can still ask.
+constexpr uint64_t kProbeReserve = 2 * ControlPacket::kSize;
+
 // The {spdcid, dpdcid} a packet carries, if it names both (SYN = 0).
 struct Ids {
   PdcId spdcid;
@@ -134,7 +138,7 @@ bool Engine::UnvalidatedSendAllowed(TimePoint now, Pdc& pdc, size_t payload_byte
   if (it == half_open_.end()) return true;
   HalfOpen& h = it->second;
   const uint64_t budget = h.bytes_in * config_.unvalidated_send_factor;
-  if (h.bytes_out + RudRodRequest::kSize + payload_bytes <= budget) return true;
+  if (h.bytes_out + RudRodRequest::kSize + payload_bytes + kProbeReserve <= budget) return true;
   if (!h.blocked_since) {
     ++counters_.unvalidated_sends_held;
     h.blocked_since = now;
@@ -181,8 +185,19 @@ bool Engine::ChargeHalfOpenTx(const PdsHeader& h, size_t bytes) {
   const bool answer = std::holds_alternative<Ack>(h) || std::holds_alternative<AckCc>(h) ||
                       std::holds_alternative<AckCcx>(h) || std::holds_alternative<Nack>(h) ||
                       std::holds_alternative<NackCcx>(h);
-  if (!answer && ho.bytes_out + bytes > ho.bytes_in * config_.unvalidated_send_factor) {
+  const bool request = std::holds_alternative<RudRodRequest>(h);
+  if (!answer && ho.bytes_out + bytes + (request ? kProbeReserve : 0) >
+                     ho.bytes_in * config_.unvalidated_send_factor) {
     ++counters_.unvalidated_sends_suppressed;
+    if (request && !ho.blocked_since) {
+      // A retransmission (its first copy was lost, or not yet acked): ask the
+      // peer to show it receives; HalfOpenTimers sends the probe (not from
+      // inside Emit), and the RTO resends the request once it is validated.
+      ++counters_.unvalidated_sends_held;
+      ho.blocked_since = now_;
+      ho.probes = 0;
+      ho.next_probe = now_;
+    }
     return false;
   }
   ho.bytes_out += bytes;
@@ -209,7 +224,7 @@ void Engine::HalfOpenTimers(TimePoint now) {
                                  now - *h.blocked_since});
       continue;
     }
-    if (!pdc->tx || pdc->tx->queue.empty() || pdc->state != PdcState::kOpen) {
+    if (!pdc->tx || pdc->tx->Idle() || pdc->state != PdcState::kOpen) {
       h.blocked_since.reset();  // nothing waits any more
       h.next_probe = TimePoint::Max();
       continue;

@@ -342,6 +342,44 @@ TEST_F(FloodTest, ASmallReadFitsTheBudgetAndGoesAtOnce) {
   EXPECT_EQ(del_b_.CompletedTokens(), std::vector<uint64_t>{77});
 }
 
+// A read that fit the budget, whose data packet is lost: its retransmission
+// would exceed the budget, so it is not sent; B asks instead (CLEAR_REQ), A's
+// CLEAR validates the PDC, and the RTO resends the data.
+TEST_F(FloodTest, ALostReadResponseOnAHalfOpenPdcIsAskedForThenResent) {
+  Build();
+  del_b_.respond = [&](const RxRequest& r, std::span<const std::byte>) {
+    SubmitRequest back;
+    back.dst = r.src;
+    back.token = 77;
+    back.reverse_of = r.pdc;
+    Bytes data = Payload(77, 52);  // 60 B: fits once (44 B received, 132 B budget), not twice
+    EXPECT_TRUE(B().Submit(now_, back, data).ok());
+    return SesResponse{};
+  };
+  SubmitOk(A(), Req(1));
+  Deliver(TakeOneA());
+  std::vector<Sent> out = TakeB();
+  ASSERT_EQ(out.size(), 2u);
+  ASSERT_NE(out[1].request(), nullptr) << "the data went at once";
+  Deliver(out[0]);  // the ACK; the data is lost
+  EXPECT_TRUE(TakeA().empty());
+  // B's RTO: the retransmission is over budget; a probe goes instead.
+  std::vector<Sent> probes;
+  for (int i = 0; i < 10 && probes.empty(); ++i) {
+    RunTimersAt(B().NextDeadline());
+    probes = TakeB();
+  }
+  ASSERT_EQ(probes.size(), 1u);
+  EXPECT_TRUE(probes[0].IsControl(ControlType::kClearReq));
+  EXPECT_EQ(B().counters().unvalidated_sends_suppressed, 1u);
+  Deliver(probes[0]);
+  Settle();
+  EXPECT_FALSE(B().IsHalfOpen(out[0].ack()->spdcid));
+  EXPECT_EQ(del_a_.RequestTokens(), std::vector<uint64_t>{77});
+  EXPECT_EQ(del_b_.CompletedTokens(), std::vector<uint64_t>{77});
+  EXPECT_TRUE(del_b_.failed.empty());
+}
+
 TEST(FloodConfig, ValidateRefusesBadBudgets) {
   EngineConfig c;
   EXPECT_EQ(c.HalfOpenBudget(), 256u);
