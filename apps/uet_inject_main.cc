@@ -32,6 +32,17 @@
 // Prints "uet-inject: sent S datagrams (R replayed, F flipped, G forged) to
 // IP:PORT from SRC". Exit status: 0 when everything was sent, 1 on an error
 // (named), 2 on usage.
+//
+//   uet-inject --flood N DST_IP DST_PORT [--from IP] [--sources K] [--job J]
+//              [--rate PPS]
+//
+// A SYN flood without TSS (issue 19; spec-notes/pds.md "Half-open PDCs and
+// floods"): N forged new-PDC requests, each a 56-byte SYN + standard SES SEND
+// of JobID J (default 7: refused by a JobID-0 endpoint) to PIDonFEP 0 / RI 0,
+// with a random SPDCID and PSN, sent round-robin from K sockets (default 256)
+// on --from (ephemeral ports: K distinct sources per address). Replies are
+// read and counted: prints "uet-inject: flood of N SYNs (B bytes) to IP:PORT
+// from K sources: R replies (RB bytes)".
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -49,6 +60,8 @@
 #include <vector>
 
 #include "apps/decode/pcap_io.h"
+#include "pds/rud_rod_request.h"
+#include "ses/standard_request.h"
 #include "tss/header.h"
 #include "uet/bytes.h"
 #include "uet/ip_address.h"
@@ -59,7 +72,9 @@ int Usage() {
   std::fprintf(stderr,
                "usage: uet-inject CAPTURE.pcap DST_IP DST_PORT [--only-to-port P] "
                "[--only-from IP] [--max N] [--from IP] [--from-port P] [--flip] [--forge] "
-               "[--no-replay] [--rounds N] [--rate PPS]\n");
+               "[--no-replay] [--rounds N] [--rate PPS]\n"
+               "       uet-inject --flood N DST_IP DST_PORT [--from IP] [--sources K] [--job J] "
+               "[--rate PPS]\n");
   return 2;
 }
 
@@ -85,18 +100,29 @@ struct Options {
   bool forge = false;
   long rounds = 1;
   long rate_pps = 0;  // 0: unpaced
+  long flood = 0;     // --flood N: forged SYNs instead of a capture
+  long sources = 256;
+  long job = 7;
 };
 
 // Fills `o` from argv; false on a usage error.
 bool ParseOptions(int argc, char** argv, Options& o) {
   if (argc < 4) return false;
-  o.capture = argv[1];
-  const std::optional<uet::IpAddress> dst = uet::IpAddress::Parse(argv[2]);
-  const std::optional<long> port = Number(argv[3], 65535);
+  int first = 1;
+  if (std::string(argv[1]) == "--flood") {
+    const std::optional<long> n = argc >= 5 ? Number(argv[2], 100000000) : std::nullopt;
+    if (!n || *n == 0) return false;
+    o.flood = *n;
+    first = 2;
+  } else {
+    o.capture = argv[1];
+  }
+  const std::optional<uet::IpAddress> dst = uet::IpAddress::Parse(argv[first + 1]);
+  const std::optional<long> port = Number(argv[first + 2], 65535);
   if (!dst || !port) return false;
   o.dst = *dst;
   o.dst_port = static_cast<uint16_t>(*port);
-  for (int i = 4; i < argc; ++i) {
+  for (int i = first + 3; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
     if (a == "--flip") {
@@ -125,6 +151,14 @@ bool ParseOptions(int argc, char** argv, Options& o) {
       const std::optional<long> n = Number(argv[++i], 1000000);
       if (!n) return false;
       o.rounds = *n;
+    } else if (a == "--sources" && has_value && o.flood > 0) {
+      const std::optional<long> n = Number(argv[++i], 4096);
+      if (!n || *n == 0) return false;
+      o.sources = *n;
+    } else if (a == "--job" && has_value && o.flood > 0) {
+      const std::optional<long> n = Number(argv[++i], 0xffffff);
+      if (!n) return false;
+      o.job = *n;
     } else if (a == "--rate" && has_value) {
       const std::optional<long> n = Number(argv[++i], 100000000);
       if (!n || *n == 0) return false;
@@ -134,6 +168,7 @@ bool ParseOptions(int argc, char** argv, Options& o) {
     }
   }
   if (o.from && o.from->is_v4() != o.dst.is_v4()) return false;
+  if (o.flood > 0) return o.replay && !o.flip && !o.forge && o.from_port == 0;
   return o.replay || o.flip || o.forge;
 }
 
@@ -167,11 +202,108 @@ std::optional<std::vector<std::byte>> Forged(const std::vector<std::byte>& p, ui
   return c;
 }
 
+// One forged new-PDC request: SYN + a standard SES SEND of JobID `job`.
+std::vector<std::byte> FloodSyn(uint32_t job, uint16_t spdcid, uint32_t psn) {
+  uet::pds::RudRodRequest p;
+  p.mode = uet::pds::DeliveryMode::kRud;
+  p.next_hdr = uet::pds::NextHeader::kSesStandardRequest;
+  p.syn = true;
+  p.psn = uet::Psn(psn);
+  p.psn_offset = 0;
+  p.spdcid = uet::PdcId(spdcid);
+  p.ar = true;
+  uet::ses::StandardRequest h;
+  h.common.opcode = uet::ses::RequestOpcode::kSend;
+  h.common.flags.relative_addressing = true;
+  h.common.flags.start_of_message = true;
+  h.common.flags.end_of_message = true;
+  h.common.job_id = uet::JobId(job);
+  h.message_id = uet::MessageId(spdcid);
+  std::vector<std::byte> out(uet::pds::RudRodRequest::kSize + uet::ses::StandardRequest::kSize);
+  uet::ByteWriter w(out);
+  if (!p.Serialize(w).ok() || !h.Serialize(w).ok()) out.clear();
+  return out;
+}
+
+// --flood: returns the exit status.
+int Flood(const Options& o) {
+  const int family = o.dst.is_v4() ? AF_INET : AF_INET6;
+  const uet::IpAddress any =
+      o.dst.is_v4() ? uet::IpAddress::V4(uint32_t{0}) : uet::IpAddress::V6({});
+  const uet::IpAddress& src = o.from ? *o.from : any;
+  std::vector<int> fds;
+  auto close_all = [&] {
+    for (int fd : fds) close(fd);
+  };
+  for (long i = 0; i < o.sources; ++i) {
+    const int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    sockaddr_storage ss{};
+    const socklen_t len = SockAddr(src, 0, ss);
+    if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&ss), len) < 0) {
+      std::fprintf(stderr, "uet-inject: socket/bind %s: %s\n", src.ToString().c_str(),
+                   std::strerror(errno));
+      if (fd >= 0) close(fd);
+      close_all();
+      return 1;
+    }
+    fds.push_back(fd);
+  }
+  sockaddr_storage dst{};
+  const socklen_t dst_len = SockAddr(o.dst, o.dst_port, dst);
+  uint64_t sent_bytes = 0, replies = 0, reply_bytes = 0;
+  auto drain = [&] {
+    std::byte buf[9000];
+    for (int fd : fds) {
+      for (ssize_t n; (n = recv(fd, buf, sizeof buf, 0)) > 0;) {
+        ++replies;
+        reply_bytes += static_cast<uint64_t>(n);
+      }
+    }
+  };
+  uint64_t x = 0x9e3779b97f4a7c15ull;
+  const auto start = std::chrono::steady_clock::now();
+  for (long i = 0; i < o.flood; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    if (o.rate_pps > 0) {
+      std::this_thread::sleep_until(start + std::chrono::nanoseconds(static_cast<uint64_t>(i) *
+                                                                     1'000'000'000 / o.rate_pps));
+    }
+    const std::vector<std::byte> p = FloodSyn(static_cast<uint32_t>(o.job),
+                                              static_cast<uint16_t>(1 + x % 65535),
+                                              static_cast<uint32_t>(x >> 32));
+    const int fd = fds[static_cast<size_t>(i) % fds.size()];
+    if (sendto(fd, p.data(), p.size(), 0, reinterpret_cast<sockaddr*>(&dst), dst_len) > 0) {
+      sent_bytes += p.size();
+    } else if (errno != ENOBUFS && errno != EAGAIN && errno != ECONNREFUSED) {
+      std::fprintf(stderr, "uet-inject: sendto: %s\n", std::strerror(errno));
+      close_all();
+      return 1;
+    }
+    if (i % 256 == 255) drain();
+  }
+  // The answers that follow (CLEAR_REQs back off up to 255 ms).
+  for (int i = 0; i < 40; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    drain();
+  }
+  close_all();
+  std::printf("uet-inject: flood of %ld SYNs (%llu bytes) to %s:%u from %ld sources on %s: "
+              "%llu replies (%llu bytes)\n",
+              o.flood, static_cast<unsigned long long>(sent_bytes), o.dst.ToString().c_str(),
+              o.dst_port, o.sources, src.ToString().c_str(),
+              static_cast<unsigned long long>(replies),
+              static_cast<unsigned long long>(reply_bytes));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
   if (!ParseOptions(argc, argv, o)) return Usage();
+  if (o.flood > 0) return Flood(o);
 
   std::vector<std::vector<std::byte>> payloads;
   const absl::Status read =

@@ -203,6 +203,13 @@ EngineCounters& EngineCounters::operator+=(const EngineCounters& o) {
   clear_requests_capped += o.clear_requests_capped;
   requests_on_close_psn += o.requests_on_close_psn;
   closes_not_ours += o.closes_not_ours;
+  half_open_opened += o.half_open_opened;
+  half_open_validated += o.half_open_validated;
+  half_open_evicted += o.half_open_evicted;
+  half_open_expired += o.half_open_expired;
+  unvalidated_sends_held += o.unvalidated_sends_held;
+  unvalidated_sends_suppressed += o.unvalidated_sends_suppressed;
+  validation_probes += o.validation_probes;
   return *this;
 }
 

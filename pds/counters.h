@@ -205,6 +205,19 @@ struct EngineCounters {
   // not acked moves to a new PDC (or fails, "Liveness" rule 5).
   uint64_t requests_on_close_psn = 0;
   uint64_t closes_not_ours = 0;
+  // Half-open target PDCs (spec-notes/pds.md "Half-open PDCs and floods"):
+  // opened by a SYN, validated (a packet from the peer named our PDC ID),
+  // evicted to make room (budget or table full), expired with reverse data
+  // still waiting for validation. Sends held by the unvalidated-peer budget
+  // (reverse data waiting), retransmissions not sent over it, and the
+  // CLEAR_REQ probes asking the peer to show that it receives.
+  uint64_t half_open_opened = 0;
+  uint64_t half_open_validated = 0;
+  uint64_t half_open_evicted = 0;
+  uint64_t half_open_expired = 0;
+  uint64_t unvalidated_sends_held = 0;
+  uint64_t unvalidated_sends_suppressed = 0;
+  uint64_t validation_probes = 0;
 
   EngineCounters& operator+=(const EngineCounters& o);
 
@@ -291,6 +304,13 @@ void EngineCounters::Visit(Self& s, F& fn) {
   fn(std::string_view("clear_requests_capped"), s.clear_requests_capped);
   fn(std::string_view("requests_on_close_psn"), s.requests_on_close_psn);
   fn(std::string_view("closes_not_ours"), s.closes_not_ours);
+  fn(std::string_view("half_open_opened"), s.half_open_opened);
+  fn(std::string_view("half_open_validated"), s.half_open_validated);
+  fn(std::string_view("half_open_evicted"), s.half_open_evicted);
+  fn(std::string_view("half_open_expired"), s.half_open_expired);
+  fn(std::string_view("unvalidated_sends_held"), s.unvalidated_sends_held);
+  fn(std::string_view("unvalidated_sends_suppressed"), s.unvalidated_sends_suppressed);
+  fn(std::string_view("validation_probes"), s.validation_probes);
 }
 
 }  // namespace uet::pds

@@ -115,6 +115,8 @@ Status EngineConfig::Validate() const {
     return Error::Invalid(kContext, "max_clear_requests", max_clear_requests);
   }
   if (stray_reply_burst < 1) return Error::Invalid(kContext, "stray_reply_burst", 0);
+  if (max_half_open > max_pdcs) return Error::Invalid(kContext, "max_half_open", max_half_open);
+  if (unvalidated_send_factor < 1) return Error::Invalid(kContext, "unvalidated_send_factor", 0);
   if (max_gtd_responses < 1) return Error::Invalid(kContext, "max_gtd_responses", 0);
   if (entropy_count < 1 || entropy_count > EntropySelector::kMaxEvs) {
     return Error::Invalid(kContext, "entropy_count", entropy_count);
@@ -164,7 +166,12 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config, Rando
 // ---- PDC table ----
 
 std::optional<PdcId> Engine::AllocatePdcId() {
-  if (pdc_count() >= config_.max_pdcs) return std::nullopt;
+  // A full table gives up its oldest half-open PDC (a SYN nobody has shown
+  // to be real) before it refuses a new PDC of either role. Only from an
+  // entry point itself: inside an upcall, the PDC being handled may be it.
+  if (pdc_count() >= config_.max_pdcs && (depth_ > 1 || !EvictOldestHalfOpen())) {
+    return std::nullopt;
+  }
   for (int i = 0; i < 16; ++i) {
     PdcId id(static_cast<uint16_t>(1 + random_.Uniform(65535)));  // never 0
     if (!pdcs_.contains(id.value())) return id;
@@ -290,6 +297,7 @@ void Engine::RemovePdc(PdcId local) {
   if (it == pdcs_.end()) return;
   std::unique_ptr<Pdc> pdc = std::move(it->second);
   pdcs_.erase(it);
+  ForgetHalfOpen(*pdc);
   if (pdc->is_initiator()) {
     ForgetInitiatorKey(*pdc);
   } else {
@@ -348,6 +356,8 @@ void Engine::Emit(const FabricAddress& to, const PdsHeader& header,
   Status st = SerializePdsHeader(header, w);
   if (!st.ok() || w.remaining() < payload.size()) return;  // unreachable: sizes checked on entry
   w.Bytes(payload);
+  // A half-open PDC's send budget (engine_half_open.cc).
+  if (!ChargeHalfOpenTx(header, w.written())) return;
   if (ev == 0) {
     sink_.Send(to, w.data());
   } else {
@@ -368,6 +378,8 @@ void Engine::OnPacket(TimePoint now, const FabricAddress& from, std::span<const 
     return;
   }
   std::span<const std::byte> rest = r.TakeRest();
+  rx_bytes_ = bytes.size();
+  const std::optional<PdcId> validated = NoteHalfOpenRx(from, *parsed, bytes.size());
   std::visit(
       [&](const auto& h) {
         using T = std::decay_t<decltype(h)>;
@@ -405,6 +417,7 @@ void Engine::OnPacket(TimePoint now, const FabricAddress& from, std::span<const 
         }
       },
       *parsed);
+  if (validated) AfterValidation(now, *validated);
   PumpReleased(now);
   FlushCompletions();
 }
@@ -442,6 +455,7 @@ void Engine::OnTimer(TimePoint now) {
   });
   RudiTimers(now);
   ReapPendingStarts(now);
+  HalfOpenTimers(now);
   PumpReleased(now);
   FlushCompletions();
 }
@@ -458,7 +472,7 @@ TimePoint Engine::NextDeadline() const {
   for (const auto& [key, p] : pending_starts_) {
     next = std::min(next, p.minted_at + config_.new_pdc_time);
   }
-  return next;
+  return std::min(next, HalfOpenDeadline());
 }
 
 PdcCounters Engine::TotalPdcCounters() const {

@@ -26,6 +26,7 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -114,6 +115,15 @@ struct EngineConfig {
   // validation"): many RTO floors, so an initiator that lost the NACK retries
   // into the same challenge.
   static constexpr Duration kDefaultNewPdcTime = std::chrono::seconds(1);
+  // Half-open target PDCs (spec-notes/pds.md "Half-open PDCs and floods"): a
+  // PDC a SYN opened whose peer has not yet shown it receives what we send
+  // (no packet naming our PDC ID came back). They get this share of
+  // max_pdcs (max_half_open 0): a quarter, 256 of the default 1,024.
+  static constexpr uint32_t kDefaultHalfOpenDivisor = 4;
+  // Before that proof, what a PDC sends its peer is bounded by this many
+  // times what it received from it (QUIC's anti-amplification factor,
+  // RFC 9000 section 8.1).
+  static constexpr uint32_t kDefaultUnvalidatedSendFactor = 3;
 
   // This FEP's own address (IP and the UDP port it receives on). The engine
   // keeps it for diagnostics only: it never checks a packet's destination.
@@ -173,6 +183,18 @@ struct EngineConfig {
   // the FEP address the SYN came from; replies go there.
   bool sprayed_source_ports = false;
   Duration new_pdc_time = kDefaultNewPdcTime;
+  // Half-open target PDCs at most; 0: max_pdcs / kDefaultHalfOpenDivisor (at
+  // least 1). When a new SYN finds them all taken, or a new PDC of either
+  // role finds max_pdcs taken, the oldest half-open PDC is evicted: never an
+  // established one (a flood of forged SYNs cannot push out live PDCs).
+  uint32_t max_half_open = 0;
+  // Bytes a half-open PDC may send (every packet: ACKs, NACKs, control,
+  // reverse requests) per byte received on it, until its peer is validated.
+  // Reverse requests (read data) wait beyond it; ACK/NACK answers stay bounded
+  // per packet ("Bounds on replies"). >= 1.
+  uint32_t unvalidated_send_factor = kDefaultUnvalidatedSendFactor;
+  // The half-open budget this configuration gives.
+  uint32_t HalfOpenBudget() const;
   // The congestion controller each CCC (every PDC to one peer FEP) gets, by
   // cc::MakeController name, and the settings it is built from.
   std::string cc_name = std::string(cc::FixedWindow::kName);
@@ -367,6 +389,10 @@ class Engine {
   const EngineConfig& config() const { return config_; }
   // Live PDCs (open, closing, or lingering after close), both roles.
   size_t pdc_count() const { return pdcs_.size(); }
+  // Half-open target PDCs (peer not validated yet), at most HalfOpenBudget().
+  size_t half_open_count() const { return half_open_.size(); }
+  // Whether local PDC `local` is a half-open target PDC.
+  bool IsHalfOpen(PdcId local) const { return half_open_.contains(local.value()); }
   // Congestion Control Contexts in use (one per peer FEP with a live PDC).
   size_t ccc_count() const { return cccs_.size(); }
   size_t rudi_outstanding() const { return rudi_.size(); }
@@ -507,6 +533,34 @@ class Engine {
                 PdcId spdcid, PdcId dpdcid, uint32_t payload = 0);
   void ApplyClear(Pdc& pdc, Psn clear_psn);
 
+  // ---- half-open PDCs and unvalidated peers (engine_half_open.cc) ----
+  // A target PDC was just made for a SYN (MatchRequest): it is half-open;
+  // evicts the oldest half-open PDC if that exceeds the budget.
+  void TrackHalfOpen(const Pdc& pdc);
+  // Removes the oldest half-open PDC; false if there is none.
+  bool EvictOldestHalfOpen();
+  // Before dispatch: counts a received packet on a half-open PDC, and
+  // validates the PDC when the packet names our PDC ID (SYN = 0) from its
+  // peer; returns the PDC validated by this packet, if any.
+  std::optional<PdcId> NoteHalfOpenRx(const FabricAddress& from, const PdsHeader& h,
+                                      size_t bytes);
+  // After dispatch: a PDC validated by the packet sends what waited.
+  void AfterValidation(TimePoint now, PdcId local);
+  // The send budget: whether a new reverse request of `payload_bytes` may
+  // leave half-open `pdc` now (PumpOne); if not, asks the peer to show it
+  // receives (a CLEAR_REQ probe) and the request waits.
+  bool UnvalidatedSendAllowed(TimePoint now, Pdc& pdc, size_t payload_bytes);
+  // Sends the CLEAR_REQ probe of a held half-open PDC if one is due.
+  void ProbeHalfOpen(TimePoint now, Pdc& pdc);
+  // Emit: counts what a half-open PDC sends; false: a request over budget
+  // (a retransmission) is not sent.
+  bool ChargeHalfOpenTx(const PdsHeader& h, size_t bytes);
+  // Probe retries, and removal of half-open PDCs whose waiting reverse data
+  // nobody asked for (ExpireAfter of silence).
+  void HalfOpenTimers(TimePoint now);
+  TimePoint HalfOpenDeadline() const;
+  void ForgetHalfOpen(const Pdc& pdc);
+
   // ---- control packets, close and idle (engine_control.cc) ----
   void HandleControl(TimePoint now, const FabricAddress& from, const ControlPacket& cp);
   void SendControl(TimePoint now, Pdc& pdc, ControlType type, Psn psn, uint32_t payload);
@@ -584,6 +638,21 @@ class Engine {
   std::map<uint16_t, std::unique_ptr<Pdc>> pdcs_;  // by local PDC ID
   std::map<InitiatorKey, PdcId> initiator_by_key_;  // open initiator PDCs only
   std::map<TargetKey, PdcId> target_by_peer_;
+  // Half-open target PDCs by local ID, and the same by age (Pdc::serial,
+  // which only grows): eviction takes the oldest in O(log n).
+  struct HalfOpen {
+    uint64_t serial = 0;
+    uint64_t bytes_in = 0;   // every packet received on it
+    uint64_t bytes_out = 0;  // every packet sent on it
+    // Reverse data waits for validation since then; the probes (CLEAR_REQ)
+    // sent for it, and when the next is due.
+    std::optional<TimePoint> blocked_since;
+    uint32_t probes = 0;
+    TimePoint next_probe = TimePoint::Max();
+  };
+  std::unordered_map<uint16_t, HalfOpen> half_open_;
+  std::map<uint64_t, uint16_t> half_open_by_age_;
+  size_t rx_bytes_ = 0;  // the size of the packet OnPacket handles
   CccTable cccs_;
   // CCCs to pump when the entry point ends: their in flight dropped
   // (DropInFlight), or SES submitted from a request upcall.

@@ -78,6 +78,9 @@ Pdc* Engine::MatchRequest(TimePoint now, const FabricAddress& from, const RudRod
     }
     // A new PDC shares its peer's CCC; a new peer needs a free one. Checked
     // before Start_PSN validation: nothing is minted for a PDC that cannot open.
+    // Half-open PDCs give theirs up first (engine_half_open.cc).
+    while (!cccs_.Available(from) && EvictOldestHalfOpen()) {
+    }
     if (!cccs_.Available(from)) {
       ++counters_.ccc_table_full;
       Drop(DropReason::kNoCccAvailable);
@@ -105,6 +108,7 @@ Pdc* Engine::MatchRequest(TimePoint now, const FabricAddress& from, const RudRod
     pdcs_.emplace(id->value(), std::move(pdc));
     target_by_peer_.emplace(key, *id);
     ++counters_.pdcs_opened;
+    TrackHalfOpen(*raw);
     return raw;
   }
   Pdc* pdc = FindPdcMutable(req.dpdcid);

@@ -146,6 +146,8 @@ Engine::PumpStep Engine::PumpOne(TimePoint now, Pdc& pdc) {
   }
   QueuedPacket& q = tx.queue.front();
   const auto bytes = static_cast<uint32_t>(SendQueue::Bytes(q));
+  // A half-open target's reverse data waits for its peer's proof (engine_half_open.cc).
+  if (!pdc.is_initiator() && !UnvalidatedSendAllowed(now, pdc, bytes)) return PumpStep::kPdcBlocked;
   // OnAck/OnNack/OnTimeout/OnTimer pump again.
   if (!cc.CanSend(ccc_in_flight, bytes)) return PumpStep::kCcBlocked;
   std::optional<Psn> psn = tx.window.Send();

@@ -141,7 +141,7 @@ TEST(EngineCounters, ForEachVisitsEveryCounterOnceWithUniqueNames) {
   EngineCounters c;
   size_t visits = 0;
   auto names = VisitNames(c, &visits);
-  EXPECT_EQ(visits, kDropReasonCount + 29);
+  EXPECT_EQ(visits, kDropReasonCount + 36);
   EXPECT_EQ(names.size(), visits);
   EXPECT_EQ(sizeof(EngineCounters), visits * sizeof(uint64_t));
   EXPECT_EQ(names.count("drops.unknown-pdc-no-syn"), 1u);
@@ -150,9 +150,10 @@ TEST(EngineCounters, ForEachVisitsEveryCounterOnceWithUniqueNames) {
   EXPECT_EQ(names.count("credits_received"), 1u);
   EXPECT_EQ(names.count("drops.no-ccc-available"), 1u);
   EXPECT_EQ(names.count("stray_replies_suppressed"), 1u);
+  EXPECT_EQ(names.count("half_open_evicted"), 1u);
   Fill(c, [](uint64_t i) { return i + 1; });
   EXPECT_EQ(c.drops[DropReason::kTruncated], 1u);
-  EXPECT_EQ(c.closes_not_ours, visits);
+  EXPECT_EQ(c.validation_probes, visits);  // the last one
 }
 
 TEST(EngineCounters, PlusEqualsAddsEveryField) {
@@ -165,7 +166,7 @@ TEST(EngineCounters, PlusEqualsAddsEveryField) {
     EXPECT_EQ(v, 1001 * (i + 1)) << name;
     ++i;
   });
-  EXPECT_EQ(i, kDropReasonCount + 29);
+  EXPECT_EQ(i, kDropReasonCount + 36);
 }
 
 TEST(PdcCounters, ZeroInitialised) {

@@ -187,7 +187,7 @@ TEST_F(CccTest, TargetWithFullCccTableAnswersNoCccAvailAndOpensNothing) {
   EngineConfig cb = TestConfig();
   cb.max_cccs = 1;
   Build(TestConfig(), cb);
-  Establish();  // B's CCC: peer A
+  ValidateAtB(Establish());  // B's CCC: peer A; a half-open PDC would give it up
   // A SYN from a third FEP needs a second CCC at B.
   RudRodRequest syn;
   syn.syn = true;

@@ -103,6 +103,7 @@ TEST_F(EngineTest, ReverseRequestsOnARodPdcGoUpInOrderAtTheInitiator) {
   Build();
   SubmitRequest rod = Req(1, kB, PdsMode::kRod);
   const Established e = Establish(1, &rod);
+  ValidateAtB(e);  // else the third waits for A to show it receives
   for (uint64_t t = 100; t < 103; ++t) {
     SubmitRequest back = Req(t, kA);
     back.reverse_of = e.tb;

@@ -478,6 +478,7 @@ TEST_P(MalformedPacketTest, AnsweredAsTheSpecSaysAndStateUndamaged) {
   if (row.config_b) row.config_b(cb);
   Build(TestConfig(), cb);
   const Established e = Establish();
+  ValidateAtB(e);  // an established PDC, as a flood cannot evict
   const Pdc* ta = A().FindPdc(e.ia);
   const Pdc* tb = B().FindPdc(e.tb);
   ASSERT_NE(ta, nullptr);

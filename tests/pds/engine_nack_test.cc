@@ -205,7 +205,7 @@ TEST_F(EngineTest, TargetTableFullFailsOnlyTheNewPdc) {
   EngineConfig cb = TestConfig();
   cb.max_pdcs = 1;
   Build(TestConfig(), cb);
-  Establish();  // job 0: B's only PDC
+  ValidateAtB(Establish());  // job 0: B's only PDC, not half-open (never evicted)
   SubmitRequest other = Req(2);
   other.job = JobId(5);
   SubmitOk(A(), other);

@@ -456,6 +456,16 @@ class EngineTest : public ::testing::Test {
     return e;
   }
 
+  // B's PDC of `e` stops being half-open (spec-notes/pds.md "Half-open PDCs
+  // and floods"): a CLEAR from A names it, as A's answer to B's probe would.
+  // B's ACK of the CLEAR is taken and dropped.
+  void ValidateAtB(const Established& e) {
+    const Psn acked = e.next - 1;
+    Inject(B(), kA, ControlTo(e, ControlType::kClear, acked, acked.value()));
+    EXPECT_FALSE(B().IsHalfOpen(e.tb));
+    TakeB();
+  }
+
   uint64_t seed_a_ = 0x5eed0001;
   uint64_t seed_b_ = 0x5eed0002;
   SeededRandom rand_a_{seed_a_};
