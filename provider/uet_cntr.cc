@@ -69,6 +69,7 @@ int CntrAddErr(struct fid_cntr* fid, uint64_t value) {
   Cntr& c = C(fid);
   std::lock_guard lock(c.domain->mu);
   c.errors += value;
+  if (c.wait) c.wait->Signal();  // a waiter returns -FI_EAVAIL
   return FI_SUCCESS;
 }
 
@@ -76,6 +77,7 @@ int CntrSetErr(struct fid_cntr* fid, uint64_t value) {
   Cntr& c = C(fid);
   std::lock_guard lock(c.domain->mu);
   c.errors = value;
+  if (c.wait) c.wait->Signal();  // a waiter returns -FI_EAVAIL
   return FI_SUCCESS;
 }
 
@@ -123,6 +125,8 @@ int CntrWait(struct fid_cntr* fid, uint64_t threshold, int timeout) {
 int CntrControl(struct fid* fid, int command, void* arg) {
   Cntr& c = *Owner<Cntr>(fid);
   if (command == FI_GETWAIT) return GetWait(c.wait.get(), arg);
+  UET_LOG_WARN(FI_LOG_CNTR, "uet: fi_control(cntr): command %d not supported (only FI_GETWAIT)\n",
+               command);
   return -FI_ENOSYS;
 }
 

@@ -956,7 +956,15 @@ int GetInfoImpl(uint32_t version, const char* node, const char* service, uint64_
       fi_freeinfo(head);
       return -FI_ENOMEM;
     }
-    cur->nic = NewNicFor(src.fabric_address);  // provider/uet_nic.h; nullptr: none known
+    // provider/uet_nic.h (nullptr: none known). Read from sysfs once per call;
+    // the other entries get copies.
+    if (cur == head) {
+      cur->nic = NewNicFor(src.fabric_address);
+    } else if (head->nic != nullptr &&
+               fi_control(&head->nic->fid, FI_DUP, &cur->nic) != FI_SUCCESS) {
+      fi_freeinfo(head);
+      return -FI_ENOMEM;
+    }
     if (dest) {
       cur->dest_addr = NewAddressBlob(*dest, &cur->dest_addrlen);
       if (cur->dest_addr == nullptr) {

@@ -129,6 +129,9 @@ ProviderParams ReadParams() {
   if (fi_param_get_int(&g_provider, "hmem_bounce_cache_mb", &v) == FI_SUCCESS && v >= 0) {
     p.hmem_bounce_cache_mb = v;
   }
+  if (fi_param_get_bool(&g_provider, "hmem_recv_pipeline", &b) == FI_SUCCESS) {
+    p.hmem_recv_pipeline = b != 0;
+  }
   return p;
 }
 
@@ -195,6 +198,7 @@ hmem::HmemConfig HmemConfigFromParams() {
   hmem::HmemConfig c;
   if (p.hmem_sync_max >= 0) c.sync_max_bytes = static_cast<size_t>(p.hmem_sync_max);
   if (p.hmem_chunk > 0) c.chunk_bytes = static_cast<size_t>(p.hmem_chunk);
+  c.recv_pipeline = p.hmem_recv_pipeline;
   if (p.hmem_bounce_cache_mb >= 0) {
     c.bounce_cache_bytes = static_cast<size_t>(p.hmem_bounce_cache_mb) << 20;
   }
@@ -394,6 +398,12 @@ constexpr ParamDef kParamDefs[] = {
     {"hmem_chunk", FI_PARAM_INT,
      "FI_HMEM: chunk of a pipelined device-memory copy: the network sends chunk k while "
      "chunk k+1 is copied (default 524288)"},
+    {"hmem_recv_pipeline", FI_PARAM_BOOL,
+     "FI_HMEM: a large receive into device memory copies each chunk to the device as soon "
+     "as it is placed (default 1; 0: one copy at the completion, to measure against)"},
+    {"hmem_small_copy", FI_PARAM_STRING,
+     "FI_HMEM: copies up to hmem_sync_max: sync (cuMemcpy, default) or async (on a "
+     "stream, spun on an event); read once, when the CUDA driver is first loaded"},
     {"hmem_bounce_cache_mb", FI_PARAM_INT,
      "FI_HMEM: pinned host bounce buffers kept for reuse, MiB per process (default 256; 0: "
      "none kept)"},

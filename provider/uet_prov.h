@@ -130,6 +130,7 @@ struct ProviderParams {
   int64_t hmem_sync_max = -1;
   int64_t hmem_chunk = -1;
   int64_t hmem_bounce_cache_mb = -1;
+  bool hmem_recv_pipeline = true;  // FI_UET_HMEM_RECV_PIPELINE
 };
 const ProviderParams& Params();
 InfoConfig InfoConfigFromParams();

@@ -108,8 +108,14 @@ void CudaDriver::Load() {
     return;
   }
   devices_.resize(static_cast<size_t>(device_count_));
+  // FI_UET_HMEM_SMALL_COPY (registered as hmem_small_copy in uet_prov.cc):
+  // read here because the driver is process-wide and loaded once.
   const char* small = std::getenv("FI_UET_HMEM_SMALL_COPY");
   small_copy_async_ = small != nullptr && std::string(small) == "async";
+  if (small != nullptr && !small_copy_async_ && std::string(small) != "sync") {
+    std::fprintf(stderr, "uet: FI_UET_HMEM_SMALL_COPY=%s is neither sync nor async: using sync\n",
+                 small);
+  }
   ok_ = true;
 }
 

@@ -15,9 +15,6 @@ namespace uet::prov::hmem {
 EndpointHmem::EndpointHmem(const HmemConfig& config, HmemEvents& events)
     : config_(config), events_(events), pool_(BouncePool::Get(config.bounce_cache_bytes)) {
   config_.chunk_bytes = std::max<size_t>(config_.chunk_bytes, 4096);
-  if (const char* v = std::getenv("FI_UET_HMEM_RECV_PIPELINE"); v != nullptr && v[0] == '0') {
-    config_.recv_pipeline = false;
-  }
 }
 
 EndpointHmem::~EndpointHmem() {

@@ -43,7 +43,6 @@ class EpHmemIn : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!Cuda().ok || !Cuda().mock) GTEST_SKIP() << "needs the mock CUDA driver: " << Cuda().why_not;
-    unsetenv("FI_UET_HMEM_RECV_PIPELINE");
     HmemConfig cfg;
     cfg.sync_max_bytes = kChunk;
     cfg.chunk_bytes = kChunk;
