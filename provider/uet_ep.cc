@@ -122,7 +122,8 @@ int EpBind(struct fid* fid, struct fid* bfid, uint64_t flags) {
   }
 }
 
-ses::EndpointConfig SesConfigFor(const Endpoint& ep, size_t payload_bytes) {
+ses::EndpointConfig SesConfigFor(const Endpoint& ep, const PayloadChoice& payload) {
+  const size_t payload_bytes = payload.bytes;
   const ProviderParams& p = Params();
   ses::EndpointConfig c;
   c.payload_bytes = payload_bytes;  // PayloadFor: the budget reserves TSS
@@ -163,7 +164,11 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep, size_t payload_bytes) {
     c.pds.cc.nscc.base_rtt = rtt;
     c.pds.cc.rccc.base_rtt = rtt;
   }
-  c.pds.entropy_count = static_cast<uint16_t>(p.ev_count);  // range checked by fi_enable
+  // range checked by fi_enable. An endpoint bound to a loopback address reaches
+  // only peers on this host, over one path: spraying would only reorder (each
+  // EV socket's send batch overtakes the others), so one EV unless
+  // FI_UET_EV_COUNT says otherwise (spec-notes/provider.md "One EV on loopback").
+  c.pds.entropy_count = static_cast<uint16_t>(payload.loopback && !p.ev_count_set ? 1 : p.ev_count);
   if (p.spray_fast_retx != -1) {
     // Negative or beyond mp_range: the engine's Validate refuses it (-FI_EINVAL).
     c.pds.sprayed_fast_retransmit_threshold =
@@ -277,7 +282,7 @@ int EnableEndpoint(Endpoint& ep) {
     return -FI_EINVAL;
   }
   const PayloadChoice payload = PayloadFor(ep.local.fabric_address);
-  ses::EndpointConfig config = SesConfigFor(ep, payload.bytes);
+  ses::EndpointConfig config = SesConfigFor(ep, payload);
   if (absl::Status tune = ApplyCcTune(Params().cc_tune, config.pds.cc); !tune.ok()) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: %s\n", std::string(tune.message()).c_str());
     return -FI_EINVAL;
@@ -341,9 +346,10 @@ int EnableEndpoint(Endpoint& ep) {
   for (const WaitFd* w : WaitSetsOf(ep)) w->Add(ep.progress->fd());
   ep.payload_bytes = payload.bytes;
   ep.enabled = true;
-  UET_LOG_INFO(FI_LOG_EP_CTRL, "uet: endpoint %s enabled (%s), payload %zu B (%s)\n",
+  UET_LOG_INFO(FI_LOG_EP_CTRL, "uet: endpoint %s enabled (%s), payload %zu B (%s), %u EVs%s\n",
                ep.local.ToString().c_str(), config.mode == pds::PdsMode::kRod ? "ROD" : "RUD",
-               payload.bytes, payload.source.c_str());
+               payload.bytes, payload.source.c_str(), unsigned{config.pds.entropy_count},
+               payload.loopback && !Params().ev_count_set ? " (loopback: one path)" : "");
   return FI_SUCCESS;
 }
 

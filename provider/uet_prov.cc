@@ -110,7 +110,10 @@ ProviderParams ReadParams() {
   if (fi_param_get_int(&g_provider, "cc_link_mbps", &v) == FI_SUCCESS && v > 0) {
     p.cc_link_mbps = v;
   }
-  if (fi_param_get_int(&g_provider, "ev_count", &v) == FI_SUCCESS) p.ev_count = v;
+  if (fi_param_get_int(&g_provider, "ev_count", &v) == FI_SUCCESS) {
+    p.ev_count = v;
+    p.ev_count_set = true;
+  }
   if (fi_param_get_int(&g_provider, "ev_port_base", &v) == FI_SUCCESS) p.ev_port_base = v;
   if (fi_param_get_int(&g_provider, "spray_fast_retx", &v) == FI_SUCCESS) p.spray_fast_retx = v;
   if (fi_param_get_int(&g_provider, "max_cccs", &v) == FI_SUCCESS) p.max_cccs = v;
@@ -168,9 +171,12 @@ size_t PayloadBytes() {
 
 PayloadChoice PayloadFor(const IpAddress& bound) {
   const ProviderParams& p = Params();
-  if (p.payload_bytes > 0) return {.bytes = p.payload_bytes, .mtu = 0, .source = "FI_UET_PAYLOAD"};
-  constexpr uint32_t kFallbackMtu = 1500;
   const std::optional<InterfaceMtuInfo> m = InterfaceMtu(bound);
+  const bool loopback = m && m->loopback && !IsWildcard(bound);
+  if (p.payload_bytes > 0) {
+    return {.bytes = p.payload_bytes, .mtu = 0, .source = "FI_UET_PAYLOAD", .loopback = loopback};
+  }
+  constexpr uint32_t kFallbackMtu = 1500;
   if (!m) {
     return {.bytes = PayloadForMtu(kFallbackMtu),
             .mtu = kFallbackMtu,
@@ -179,7 +185,8 @@ PayloadChoice PayloadFor(const IpAddress& bound) {
   return {.bytes = PayloadForMtu(m->mtu),
           .mtu = m->mtu,
           .source = "MTU " + std::to_string(m->mtu) + " of " + m->name +
-                    (IsWildcard(bound) ? " (smallest of the up interfaces)" : "")};
+                    (IsWildcard(bound) ? " (smallest of the up interfaces)" : ""),
+          .loopback = loopback};
 }
 
 InfoConfig InfoConfigFromParams() {

@@ -109,6 +109,7 @@ struct ProviderParams {
   int64_t cc_link_mbps = 0;
   int64_t cc_base_rtt_us = 0;
   int64_t ev_count = 16;     // FI_UET_EV_COUNT: entropy values (send sockets) per endpoint
+  bool ev_count_set = false;  // FI_UET_EV_COUNT given (else 1 on loopback: EvCountFor)
   int64_t ev_port_base = 0;  // FI_UET_EV_PORT_BASE: source port of EV 1 (0: ephemeral)
   std::string cc_tune;  // FI_UET_CC_TUNE: controller constants (provider/cc_tune.h)
   int64_t spray_fast_retx = -1;  // FI_UET_SPRAY_FAST_RETX (-1: the engine's default)
@@ -152,6 +153,7 @@ struct PayloadChoice {
   size_t bytes = 0;
   uint32_t mtu = 0;     // the interface MTU it came from (0: FI_UET_PAYLOAD)
   std::string source;   // "FI_UET_PAYLOAD", "MTU 65536 of lo", "no interface: MTU 1500"
+  bool loopback = false;  // the bound address is on a loopback interface (one path)
 };
 PayloadChoice PayloadFor(const IpAddress& bound);
 // True while a blocking wait that began at `start` should spin instead of

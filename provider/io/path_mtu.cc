@@ -86,10 +86,12 @@ std::optional<InterfaceMtuInfo> InterfaceMtu(const IpAddress& addr) {
     const std::optional<uint32_t> mtu = MtuOf(fd, p->ifa_name);
     if (!mtu) continue;
     if (on_loopback) {
-      if (!loopback) loopback = InterfaceMtuInfo{*mtu, p->ifa_name};
+      if (!loopback) loopback = InterfaceMtuInfo{*mtu, p->ifa_name, true};
       continue;
     }
-    if (!best || *mtu < best->mtu) best = InterfaceMtuInfo{*mtu, p->ifa_name};
+    if (!best || *mtu < best->mtu) {
+      best = InterfaceMtuInfo{*mtu, p->ifa_name, (p->ifa_flags & IFF_LOOPBACK) != 0};
+    }
     if (!any) break;
   }
   if (!best) best = loopback;

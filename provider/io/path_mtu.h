@@ -33,6 +33,7 @@ namespace uet::prov {
 struct InterfaceMtuInfo {
   uint32_t mtu = 0;
   std::string name;  // the interface (for a wildcard: the one with the smallest MTU)
+  bool loopback = false;  // IFF_LOOPBACK: every peer it reaches is on this host
 };
 
 bool IsWildcard(const IpAddress& addr);
