@@ -417,7 +417,7 @@ size_t UringIo::Poll(const std::function<void(const RxDatagram&)>& fn, size_t ma
   delivered += DrainCompletions(fn, max, &used);
   if (used >= max) return delivered;
 
-  if (r.issuer == nullptr &&
+  if (r.issuer == nullptr && claim_allowed_ &&
       io_uring_register(static_cast<unsigned>(r.rx.ring_fd), IORING_REGISTER_ENABLE_RINGS, nullptr,
                         0) == 0) {
     r.issuer = ThisThread();  // the receive ring is this thread's from now on
@@ -432,7 +432,10 @@ size_t UringIo::Poll(const std::function<void(const RxDatagram&)>& fn, size_t ma
       } else {
         break;  // armed and nothing arrived: the socket is empty
       }
+      ++stats_.rx_calls;
+      const size_t before = used;
       delivered += DrainCompletions(fn, max, &used);
+      if (used == before) ++stats_.rx_empty;
     }
     r.PublishBuffers();
     return delivered;
