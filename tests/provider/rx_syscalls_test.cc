@@ -25,8 +25,9 @@
 #include "tests/provider/params_harness.h"
 #include "tests/provider/rdm_harness.h"
 
-namespace uet::fitest {
-namespace {
+// A named namespace: the test target is a unity build, where another file's
+// anonymous-namespace kMiB or Parse would collide.
+namespace uet::fitest::rx_syscalls {
 
 constexpr size_t kMiB = 1 << 20;
 constexpr int kMessages = 8;  // of 1 MiB
@@ -129,9 +130,9 @@ TEST_F(RxSyscalls, BulkReadsThatReceiveDoNotYield) {
   EXPECT_EQ(c.yields + c.busy, eagain_reads_) << "every empty read is counted once";
   EXPECT_GT(c.busy, eagain_reads_ / 2) << "most empty reads of a bulk transfer received";
   EXPECT_GT(c.yields, 0u) << "a pass that received nothing yields";
-  // ~800 data packets per MiB arrive (plus ACKs); receive calls batch them
-  // (recvmmsg, GRO), one call per pass.
-  EXPECT_GE(c.received, 700 * mib);
+  // 128 (8 KiB payloads) to ~800 (1324 B) data packets per MiB arrive, plus
+  // ACKs; receive calls batch them (recvmmsg, GRO), one call per pass.
+  EXPECT_GE(c.received, 128 * mib);
   EXPECT_LE(c.calls, reads_ + 2 * kMessages) << "one receive call per progress pass";
   EXPECT_LE(c.empty, 8 * mib) << "receive calls that brought nothing";
   RecordProperty("receive_calls_per_MiB", static_cast<int>(c.calls / mib));
@@ -165,7 +166,7 @@ TEST_F(RxSyscallsUring, ApplicationThreadOwnsTheReceive) {
     EXPECT_EQ(fi_cq_read(b_.ep.rx.cq, &e, 1), -FI_EAGAIN);
   }
   const RxCounts c = CloseAndCount();
-  EXPECT_GE(c.received, 700u * kMessages);
+  EXPECT_GE(c.received, 128u * kMessages);
   // Other-thread polls: the standby thread's while the application slept or
   // set up (~250 here); with the standby thread as issuer each of the >4100
   // application passes would be one as well (and an empty recvmmsg).
@@ -173,5 +174,4 @@ TEST_F(RxSyscallsUring, ApplicationThreadOwnsTheReceive) {
   EXPECT_LT(c.empty, 1500u) << "idle passes on the issuer make no receive call";
 }
 
-}  // namespace
-}  // namespace uet::fitest
+}  // namespace uet::fitest::rx_syscalls
