@@ -135,6 +135,14 @@ struct UringIo::Rings {
 
 Result<std::unique_ptr<UringIo>> UringIo::Open(const UdpIoConfig& c) {
   UET_RETURN_IF_ERROR(io_internal::ValidateSocketConfig(c));
+  // The socket before the rings: a bind that fails (the provider's default port
+  // taken, uet_port.cc then retries on an ephemeral one) must not create and
+  // close rings. Closing a ring sends the creating thread task work
+  // (TWA_SIGNAL) some milliseconds later, which interrupted whatever blocking
+  // call it was in by then: fi_pingpong's control-socket read failed with EINTR
+  // in every run while another process held port 4793 (issue 20).
+  UET_ASSIGN_OR_RETURN(const io_internal::UdpSocket s, io_internal::OpenUdpSocket(c));
+  io_internal::FdGuard guard(s.fd);
   std::unique_ptr<Rings> rings;
   try {
     rings = std::make_unique<Rings>();
@@ -158,9 +166,6 @@ Result<std::unique_ptr<UringIo>> UringIo::Open(const UdpIoConfig& c) {
   ret = io_uring_queue_init(RoundUpPow2(c.batch), &r.tx, 0);
   if (ret < 0) return Unsupported("uring_io io_uring_setup", -ret);
   r.tx_open = true;
-
-  UET_ASSIGN_OR_RETURN(const io_internal::UdpSocket s, io_internal::OpenUdpSocket(c));
-  io_internal::FdGuard guard(s.fd);
 
   // The provided buffers: header, name, control, then the payload.
   const size_t payload = s.gro ? kMaxDatagram : c.max_datagram;

@@ -47,6 +47,10 @@
 //  - fd() is the socket: datagrams stay in it until a Poll receives them, so it
 //    is readable exactly when Poll has something to do, as with UdpIo. (A Poll
 //    that stops at `max` may keep completions: call it again, packet_io.h.)
+//  - Open opens and binds the socket before it creates the rings: a bind that
+//    fails (the provider's default port taken: it retries on an ephemeral
+//    one) then leaves no ring to close, and closing one interrupts the
+//    creating thread's next blocking call (see Teardown).
 //  - Open probes io_uring for real: ring setup (ENOSYS without io_uring, EPERM
 //    from kernel.io_uring_disabled or a seccomp filter, EINVAL before Linux
 //    6.1) and the buffer-ring registration. Each failure is

@@ -8,7 +8,11 @@
 // Two endpoints in this process move 8 MiB; the reads alternate between the
 // sender's transmit CQ and the receiver's receive CQ, as two spinning
 // processes do. One process per case (the provider reads FI_UET_* once).
+#include <arpa/inet.h>
 #include <linux/io_uring.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -172,6 +176,52 @@ TEST_F(RxSyscallsUring, ApplicationThreadOwnsTheReceive) {
   // application passes would be one as well (and an empty recvmmsg).
   EXPECT_LT(c.other_thread, 1500u);
   EXPECT_LT(c.empty, 1500u) << "idle passes on the issuer make no receive call";
+}
+
+// The port rule tries 4793 first (uet_port.cc). When that bind failed, the
+// io_uring backend had already created its rings and closed them again, and a
+// closed ring sends the creating thread task work some milliseconds later:
+// the application's next blocking call returned EINTR (fi_pingpong's control
+// read failed in every run while another process held 4793). The socket now
+// opens before the rings.
+class RxSyscallsUringPortTaken : public RxSyscallsUring {
+ protected:
+  void SetUp() override {
+    holder_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(holder_, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(4793);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    // EADDRINUSE: another process holds it, which is the case wanted too.
+    const int rc = bind(holder_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ASSERT_TRUE(rc == 0 || errno == EADDRINUSE) << strerror(errno);
+    RxSyscallsUring::SetUp();
+  }
+  void TearDown() override {
+    RxSyscallsUring::TearDown();
+    if (holder_ >= 0) close(holder_);
+  }
+  int holder_ = -1;
+};
+
+TEST_F(RxSyscallsUringPortTaken, NoInterruptedCallAfterTheDefaultPortWasTaken) {
+  // a_ (127.0.0.1) found 4793 taken and took an ephemeral port. A blocking
+  // read with a 300 ms timeout must time out, not return EINTR.
+  int sv[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  timeval tv{.tv_sec = 0, .tv_usec = 300'000};
+  ASSERT_EQ(setsockopt(sv[0], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv), 0);
+  char byte = 0;
+  const ssize_t n = read(sv[0], &byte, 1);
+  const int err = errno;
+  close(sv[0]);
+  close(sv[1]);
+  EXPECT_EQ(n, -1);
+  EXPECT_EQ(err, EAGAIN) << strerror(err);
+  a_.Close();
+  b_.Close();
+  (void)testing::internal::GetCapturedStderr();
 }
 
 }  // namespace uet::fitest::rx_syscalls
