@@ -21,6 +21,10 @@ Result<std::unique_ptr<Progress>> Progress::Create(Endpoint& ep,
   std::random_device rd;
   const uint64_t seed = (uint64_t{rd()} << 32) ^ rd();
   std::unique_ptr<Progress> p(new Progress(ep, std::move(io), seed));
+  const fi_info* info = ep.domain != nullptr ? ep.domain->info : nullptr;
+  p->auto_progress_ = info != nullptr && info->domain_attr != nullptr &&
+                      (info->domain_attr->data_progress == FI_PROGRESS_AUTO ||
+                       info->domain_attr->control_progress == FI_PROGRESS_AUTO);
   ses::EndpointConfig c = config;
   c.pds.local = FabricAddress(p->io_->local_addr(), p->io_->local_port());
   // The initiator ID is the UDP port (known only now when it is ephemeral):
@@ -48,10 +52,12 @@ Progress::~Progress() {
   UET_LOG_INFO(FI_LOG_EP_DATA,
                "uet: endpoint port %u closed (%s): sent %llu, received %llu, send errors %llu, "
                "truncated %llu, GSO sends %llu, GRO receives %llu, impairment dropped %llu "
-               "duplicated %llu reordered %llu\n",
+               "duplicated %llu reordered %llu, receive calls %llu (empty %llu, other-thread "
+               "polls %llu)\n",
                io_->local_port(), io_->backend_name(), ULL(s.sent), ULL(s.received),
                ULL(s.send_errors), ULL(s.truncated), ULL(s.gso_sends), ULL(s.gro_receives),
-               ULL(s.impair_dropped), ULL(s.impair_duplicated), ULL(s.impair_reordered));
+               ULL(s.impair_dropped), ULL(s.impair_duplicated), ULL(s.impair_reordered),
+               ULL(s.rx_calls), ULL(s.rx_empty), ULL(s.rx_fallback_polls));
   if (ev_sockets_.count() > 1) {
     const PacketIo::Stats& e = ev_sockets_.stats();
     UET_LOG_INFO(FI_LOG_EP_DATA,
@@ -92,12 +98,16 @@ TimePoint Progress::Now() const {
   return TimePoint{std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec)};
 }
 
-void Progress::Run() {
+size_t Progress::Run() {
   const TimePoint now = Now();
   if (!t_domain_progress_thread) {
     ep_.domain->app_progress_ns.store(now.since_epoch.count(), std::memory_order_relaxed);
   }
-  io_->Poll([&](const RxDatagram& d) {
+  // The thread that polls most receives without system calls (io_uring):
+  // the application's under manual progress (the standby thread only stands
+  // in), the domain thread under FI_PROGRESS_AUTO.
+  io_->AllowReceiverClaim(t_domain_progress_thread == auto_progress_);
+  const size_t received = io_->Poll([&](const RxDatagram& d) {
     if (IsCmDatagram(d.bytes)) {
       CmOnDatagram(ep_, d.src, d.src_port, d.bytes);
       return;
@@ -120,6 +130,12 @@ void Progress::Run() {
   if (hmem_ != nullptr && hmem_->busy()) hmem_->Poll();
   if (ep_.type == FI_EP_MSG) CmOnTimer(ep_, now.since_epoch.count());
   Flush();
+  if (!t_domain_progress_thread) {
+    // And when it ended: a pass that ran longer than FI_UET_IDLE_PROGRESS_MS
+    // (a large receive on a busy CPU) is no idle time for the standby thread.
+    ep_.domain->app_progress_ns.store(Now().since_epoch.count(), std::memory_order_relaxed);
+  }
+  return received;
 }
 
 TimePoint Progress::NextDeadline() const {

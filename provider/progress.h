@@ -56,8 +56,9 @@ class Progress final : public pds::PacketSink,
   ~Progress() override;
 
   // One pass: receive what waits, run due timers, poll device copies, send
-  // what is queued.
-  void Run();
+  // what is queued. Returns the datagrams it received (0: the socket was
+  // empty; fi_cq_read yields the CPU only then, uet_cq.cc).
+  size_t Run();
   // When Run must next be called: the SES deadline, or now while device
   // copies are in flight (their events are polled, never waited for).
   TimePoint NextDeadline() const;
@@ -147,6 +148,7 @@ class Progress final : public pds::PacketSink,
   uint64_t next_op_ = 1;
   std::map<uint64_t, OpRecord> ops_;
   uint64_t dropped_cm_ = 0;  // CM datagrams not for this endpoint (or malformed)
+  bool auto_progress_ = false;  // the domain's FI_PROGRESS_AUTO (its thread polls most)
   // Last member: destroyed first, waiting for copies into buffers ops_ holds.
   std::unique_ptr<hmem::EndpointHmem> hmem_;
 };

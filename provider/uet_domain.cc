@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <new>
 
 #include "provider/progress.h"
@@ -40,10 +41,18 @@ void SleepOnWakeFd(Domain* d, int ms) {
 // most 1 ms, like fi_cq_sread). Manual progress (`standby_ms` > 0): the same,
 // but only while the application has not run progress for `standby_ms`;
 // otherwise it sleeps until that could be the case.
+//
+// The standby thread never waits for the domain lock (issue 20): a lock that is
+// held means the application is inside the provider (a progress pass longer
+// than standby_ms, a post), so it sleeps again instead of queueing behind the
+// application and then making it wait in turn (futex calls on both sides).
+// What it did is logged when it stops (info): passes run, and passes left to
+// the application because the lock was held.
 void ProgressThread(Domain* d, int standby_ms) {
   t_domain_progress_thread = true;
   const int64_t standby_ns = int64_t{standby_ms} * 1'000'000;
   std::vector<pollfd> fds;
+  uint64_t passes = 0, deferred = 0;
   while (!d->stop.load(std::memory_order_relaxed)) {
     if (standby_ns > 0) {
       const int64_t idle = MonotonicNs() - d->app_progress_ns.load(std::memory_order_relaxed);
@@ -57,7 +66,15 @@ void ProgressThread(Domain* d, int standby_ms) {
     fds.push_back(pollfd{d->wake_fd, POLLIN, 0});
     int wait_ms = 1;
     {
-      std::lock_guard lock(d->mu);
+      std::unique_lock lock(d->mu, std::defer_lock);
+      if (standby_ns == 0) {
+        lock.lock();
+      } else if (!lock.try_lock()) {
+        ++deferred;
+        SleepOnWakeFd(d, standby_ms);
+        continue;
+      }
+      ++passes;
       for (Endpoint* ep : d->endpoints) {
         if (!ep->enabled || !ep->progress) continue;
         try {
@@ -75,6 +92,11 @@ void ProgressThread(Domain* d, int standby_ms) {
       (void)!read(d->wake_fd, &n, sizeof n);
     }
   }
+  UET_LOG_INFO(FI_LOG_DOMAIN,
+               "uet: domain %s thread stopped: %llu progress passes, %llu left to the "
+               "application (domain lock held)\n",
+               standby_ns > 0 ? "standby" : "progress", static_cast<unsigned long long>(passes),
+               static_cast<unsigned long long>(deferred));
 }
 
 // Starts the domain's progress thread with every asynchronous signal blocked

@@ -317,6 +317,7 @@ struct Cq {
   std::vector<Endpoint*> endpoints;  // bound: progressed by reads
   int refs = 0;
   uint64_t empty_read_yields = 0;  // fi_cq_read(from) found nothing and yielded (logged at close)
+  uint64_t empty_reads_busy = 0;   // found nothing but received datagrams: no yield (uet_cq.cc)
 };
 
 struct Av {

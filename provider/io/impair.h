@@ -69,6 +69,7 @@ class ImpairIo final : public PacketIo {
     return inner_->Poll(fn, max);
   }
   Stats stats() const override;
+  void AllowReceiverClaim(bool allowed) override { inner_->AllowReceiverClaim(allowed); }
 
  private:
   struct Held {

@@ -49,6 +49,8 @@ size_t MmsgRx::Run(int fd, size_t max_datagram, const std::function<void(const R
         h.msg_flags = 0;
       }
       const int n = recvmmsg(fd, msgs_.data(), static_cast<unsigned>(want), MSG_DONTWAIT, nullptr);
+      ++stats->rx_calls;
+      if (n <= 0) ++stats->rx_empty;
       if (n < 0) {
         if (errno == EINTR) continue;
         break;  // EAGAIN: drained. Anything else: nothing the data path can do.

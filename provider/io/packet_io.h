@@ -90,6 +90,9 @@ class PacketIo {
     uint64_t rx_rearms = 0;     // io_uring: multishot receive re-armed after it ended
     uint64_t rx_fallback_polls = 0;  // io_uring: Polls from another thread than the
                                      // receive's issuer, served by recvmmsg
+    uint64_t rx_calls = 0;           // receive system calls (recvmmsg; io_uring_enter
+                                     // that arms or runs the receive)
+    uint64_t rx_empty = 0;           // those of rx_calls that brought no datagram
     uint64_t impair_dropped = 0;     // impairment: datagrams not sent
     uint64_t impair_duplicated = 0;  // impairment: datagrams sent twice
     uint64_t impair_reordered = 0;   // impairment: datagrams held back, sent later
@@ -129,6 +132,15 @@ class PacketIo {
   virtual size_t Poll(const std::function<void(const RxDatagram&)>& fn, size_t max = SIZE_MAX) = 0;
 
   virtual Stats stats() const = 0;
+
+  // Which thread receives, for a backend whose receive belongs to one thread
+  // (UringIo: the io_uring issuer, the first thread that Polls while allowed;
+  // Polls from any other thread take recvmmsg). The caller says before a Poll
+  // whether the calling thread may become that thread: the provider allows the
+  // application's threads under manual progress and its own thread under
+  // FI_PROGRESS_AUTO (spec-notes/provider.md "Receive syscalls and the
+  // progress lock"). Default: allowed; UdpIo ignores it.
+  virtual void AllowReceiverClaim(bool allowed) { (void)allowed; }
 
  protected:
   PacketIo() = default;

@@ -135,6 +135,14 @@ struct UringIo::Rings {
 
 Result<std::unique_ptr<UringIo>> UringIo::Open(const UdpIoConfig& c) {
   UET_RETURN_IF_ERROR(io_internal::ValidateSocketConfig(c));
+  // The socket before the rings: a bind that fails (the provider's default port
+  // taken, uet_port.cc then retries on an ephemeral one) must not create and
+  // close rings. Closing a ring sends the creating thread task work
+  // (TWA_SIGNAL) some milliseconds later, which interrupted whatever blocking
+  // call it was in by then: fi_pingpong's control-socket read failed with EINTR
+  // in every run while another process held port 4793 (issue 20).
+  UET_ASSIGN_OR_RETURN(const io_internal::UdpSocket s, io_internal::OpenUdpSocket(c));
+  io_internal::FdGuard guard(s.fd);
   std::unique_ptr<Rings> rings;
   try {
     rings = std::make_unique<Rings>();
@@ -158,9 +166,6 @@ Result<std::unique_ptr<UringIo>> UringIo::Open(const UdpIoConfig& c) {
   ret = io_uring_queue_init(RoundUpPow2(c.batch), &r.tx, 0);
   if (ret < 0) return Unsupported("uring_io io_uring_setup", -ret);
   r.tx_open = true;
-
-  UET_ASSIGN_OR_RETURN(const io_internal::UdpSocket s, io_internal::OpenUdpSocket(c));
-  io_internal::FdGuard guard(s.fd);
 
   // The provided buffers: header, name, control, then the payload.
   const size_t payload = s.gro ? kMaxDatagram : c.max_datagram;
@@ -417,7 +422,7 @@ size_t UringIo::Poll(const std::function<void(const RxDatagram&)>& fn, size_t ma
   delivered += DrainCompletions(fn, max, &used);
   if (used >= max) return delivered;
 
-  if (r.issuer == nullptr &&
+  if (r.issuer == nullptr && claim_allowed_ &&
       io_uring_register(static_cast<unsigned>(r.rx.ring_fd), IORING_REGISTER_ENABLE_RINGS, nullptr,
                         0) == 0) {
     r.issuer = ThisThread();  // the receive ring is this thread's from now on
@@ -432,7 +437,10 @@ size_t UringIo::Poll(const std::function<void(const RxDatagram&)>& fn, size_t ma
       } else {
         break;  // armed and nothing arrived: the socket is empty
       }
+      ++stats_.rx_calls;
+      const size_t before = used;
       delivered += DrainCompletions(fn, max, &used);
+      if (used == before) ++stats_.rx_empty;
     }
     r.PublishBuffers();
     return delivered;

@@ -38,8 +38,8 @@
 //    EINTR), and a private thread to host it delays receives behind the
 //    scheduler while the caller's retransmit timers keep running (PDS gave
 //    up under CPU load). Both were tried.
-//  - The issuer is the first thread that Polls (the ring stays R_DISABLED
-//    until then). A Poll from any other thread hands out the completions
+//  - The issuer is the first thread that Polls while AllowReceiverClaim
+//    allows it (the ring stays R_DISABLED until then). A Poll from any other thread hands out the completions
 //    already posted (reading them is plain memory) and then takes what waits
 //    in the socket with recvmmsg (an MmsgRx, allocated on that first use;
 //    stats().rx_fallback_polls counts these Polls). Older datagrams always go
@@ -47,6 +47,10 @@
 //  - fd() is the socket: datagrams stay in it until a Poll receives them, so it
 //    is readable exactly when Poll has something to do, as with UdpIo. (A Poll
 //    that stops at `max` may keep completions: call it again, packet_io.h.)
+//  - Open opens and binds the socket before it creates the rings: a bind that
+//    fails (the provider's default port taken: it retries on an ephemeral
+//    one) then leaves no ring to close, and closing one interrupts the
+//    creating thread's next blocking call (see Teardown).
 //  - Open probes io_uring for real: ring setup (ENOSYS without io_uring, EPERM
 //    from kernel.io_uring_disabled or a seccomp filter, EINVAL before Linux
 //    6.1) and the buffer-ring registration. Each failure is
@@ -113,6 +117,7 @@ class UringIo final : public PacketIo {
   size_t Poll(const std::function<void(const RxDatagram&)>& fn, size_t max = SIZE_MAX) override;
 
   Stats stats() const override { return stats_; }
+  void AllowReceiverClaim(bool allowed) override { claim_allowed_ = allowed; }
 
  private:
   struct Rings;  // liburing state (uring_io.cc)
@@ -144,6 +149,7 @@ class UringIo final : public PacketIo {
   size_t rx_segment_ = 0;     // datagrams of the head CQE's buffer handed out (GRO)
   size_t rx_slot_bytes_ = 0;  // payload bytes per receive buffer
   bool armed_once_ = false;
+  bool claim_allowed_ = true;  // AllowReceiverClaim: may this Poll's thread become the issuer
   std::unique_ptr<io_internal::MmsgRx> fallback_;  // Polls from other threads
   Stats stats_;
 };
