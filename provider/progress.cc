@@ -340,9 +340,14 @@ void Progress::OnCompletion(const ses::Completion& c) {
   }
   auto it = ops_.find(c.context);
   if (it == ops_.end()) return;
-  if (OpRecord& op = it->second; op.device != nullptr && op.device->dir ==
-                                     hmem::OpDevice::Dir::kIn &&
-      (c.status == ses::CompletionStatus::kOk || c.status == ses::CompletionStatus::kTruncated)) {
+  const bool delivered =
+      c.status == ses::CompletionStatus::kOk || c.status == ses::CompletionStatus::kTruncated;
+  if (OpRecord& op = it->second;
+      op.device != nullptr && op.device->dir == hmem::OpDevice::Dir::kIn && !delivered) {
+    // An error or a cancel: chunk copies already queued into the application's
+    // buffer finish before it sees the completion, and nothing more lands.
+    hmem().AbandonIn(*op.device);
+  } else if (op.device != nullptr && op.device->dir == hmem::OpDevice::Dir::kIn) {
     // The data is in the bounce buffer: to the device before the completion.
     hmem::CUresult r = hmem::kCudaSuccess;
     if (hmem().CompleteIn(c.context, *op.device, c.length, &r) ==
