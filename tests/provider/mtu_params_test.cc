@@ -89,6 +89,12 @@ TEST_F(MtuRdm, LoopbackSendsAMibInAt130PacketsOf8192Bytes) {
                           std::sregex_iterator()),
             2)
       << log;
+  // And one EV each (one path; spec-notes/provider.md "One EV on loopback").
+  const std::regex one_ev("payload 8192 B \\(MTU [0-9]+ of lo\\), 1 EVs \\(loopback: one path\\)");
+  EXPECT_EQ(std::distance(std::sregex_iterator(log.begin(), log.end(), one_ev),
+                          std::sregex_iterator()),
+            2)
+      << log;
   const std::vector<Counts> c = PdsCounts(log);
   ASSERT_EQ(c.size(), 2u) << log;
   // 128 data packets (the eager one and 127 read responses); the receiver's
@@ -112,6 +118,23 @@ TEST_F(MtuRdm1324, TheParameterOverridesTheMtuAndAMibTakesAtMost800Packets) {
   ASSERT_EQ(c.size(), 2u) << log;
   EXPECT_GE(Sender(c).fresh, (kMiB + 1323) / 1324);  // 792
   EXPECT_LE(Sender(c).fresh, 800u) << log;
+}
+
+class MtuRdmEvs : public MtuRdm {
+ protected:
+  void SetUp() override {
+    setenv("FI_UET_EV_COUNT", "4", 1);
+    MtuRdm::SetUp();
+  }
+};
+
+TEST_F(MtuRdmEvs, AnEvCountSetExplicitlyStillSpraysOnLoopback) {
+  const std::string log = OneMibLog();
+  const std::regex four("payload 8192 B \\(MTU [0-9]+ of lo\\), 4 EVs\n");
+  EXPECT_EQ(std::distance(std::sregex_iterator(log.begin(), log.end(), four),
+                          std::sregex_iterator()),
+            2)
+      << log;
 }
 
 TEST(MtuParams, DgramMaxMsgSizeIsTheLoopbackPayload) {
