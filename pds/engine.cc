@@ -477,6 +477,9 @@ void Engine::FlushCompletions() {
       Completion c{d.peer, d.pdc, d.response_hdr, d.response};
       delivery_.OnSendComplete(d.token, c);
     }
+    // Hand the storage back: no allocation per ACK (issue 20).
+    done.clear();
+    if (completed_.empty()) completed_.swap(done);
   }
 }
 

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "pds/ack_policy.h"
+#include "pds/buffer_pool.h"
 #include "pds/cc/factory.h"
 #include "pds/ccc_table.h"
 #include "pds/counters.h"
@@ -592,6 +593,8 @@ class Engine {
   std::unique_ptr<cc::ReceiverCc> rx_cc_;
 
   std::vector<std::byte> tx_buffer_;
+  // Sent packets' SES bytes, reused (pds/buffer_pool.h).
+  BufferPool tx_buffers_{EngineConfig::kDefaultMaxQueuedPerPdc};
   int depth_ = 0;  // entry points on the stack: Submit flushes only at depth 0
   // Inside SES's request upcall: Submit queues and leaves the pump to
   // PumpReleased (the request's ACK goes first).

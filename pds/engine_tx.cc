@@ -78,7 +78,7 @@ Status Engine::SubmitToPdc(TimePoint now, Pdc& pdc, const SubmitRequest& request
     return Error::Invalid(kContext, "queue full", tx.queue.size());
   }
   tx.queue.push_back(QueuedPacket{request.token, request.next_hdr, request.ack_request,
-                                  std::vector<std::byte>(bytes.begin(), bytes.end())});
+                                  tx_buffers_.Take(bytes)});
   if (defer_pumps_ > 0) {
     // Pumped when the entry point or the hold ends; a burst to one peer is
     // listed once.
@@ -334,7 +334,7 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
       completed_.push_back(std::move(d));
     }
     s.used = false;
-    s.ses_and_payload.clear();
+    tx_buffers_.Give(std::move(s.ses_and_payload));
   });
   if (sum.outcome == AckOutcome::kInvalid) {
     ++pdc.counters.acks_received_invalid;
