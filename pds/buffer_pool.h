@@ -18,13 +18,24 @@ class BufferPool {
   // Keeps at most `max_spare` buffers (the rest are freed): enough for every
   // packet a PDC may have outstanding and queued, without hoarding after a
   // burst to many peers.
+  static constexpr size_t kGranule = 512;
+
   explicit BufferPool(size_t max_spare) : max_spare_(max_spare) {}
 
-  // A buffer holding a copy of `bytes`.
+  // A buffer holding a copy of `bytes`. Capacities are rounded up to a
+  // multiple of kGranule, so packets whose SES headers differ by a few bytes
+  // (a send's first packet, 68 B of header, and read data, 20 B) share
+  // buffers instead of growing one per message.
   std::vector<std::byte> Take(std::span<const std::byte> bytes) {
-    if (spare_.empty()) return std::vector<std::byte>(bytes.begin(), bytes.end());
-    std::vector<std::byte> b = std::move(spare_.back());
-    spare_.pop_back();
+    std::vector<std::byte> b;
+    if (!spare_.empty()) {
+      b = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    if (b.capacity() < bytes.size()) {
+      b.clear();
+      b.reserve((bytes.size() + kGranule - 1) / kGranule * kGranule);
+    }
     b.assign(bytes.begin(), bytes.end());
     return b;
   }

@@ -145,7 +145,11 @@ Engine::Engine(const EngineConfig& config, Random& random, PacketSink& sink, Del
       random_(random),
       sink_(sink),
       delivery_(delivery),
-      cccs_(config.max_cccs, config.cc_name, config.cc) {}
+      cccs_(config.max_cccs, config.cc_name, config.cc) {
+  // One ACK completes at most MP_RANGE packets: room for that up front, so
+  // the first large ACK of a bulk transfer does not grow it mid-stream.
+  completed_.reserve(2 * PsnWindowConfig::kDefaultMpRange);
+}
 
 Engine::~Engine() = default;
 
@@ -414,9 +418,11 @@ void Engine::OnPacket(TimePoint now, const FabricAddress& from, std::span<const 
 void Engine::OnTimer(TimePoint now) {
   DepthGuard guard(depth_);
   now_ = now;
-  // Handlers may remove PDCs: walk a copy of the IDs.
+  // Handlers may remove PDCs: walk a copy of the IDs (in storage kept
+  // between passes: no allocation per timer pass, issue 20).
   std::vector<uint16_t> ids;
-  ids.reserve(pdcs_.size());
+  ids.swap(timer_ids_);
+  ids.clear();
   for (const auto& [id, pdc] : pdcs_) ids.push_back(id);
   for (uint16_t id : ids) {
     auto it = pdcs_.find(id);
@@ -440,6 +446,7 @@ void Engine::OnTimer(TimePoint now) {
     ccc.controller->OnTimer(now);
     PumpCcc(now, ccc);
   });
+  timer_ids_.swap(ids);
   RudiTimers(now);
   ReapPendingStarts(now);
   PumpReleased(now);

@@ -595,6 +595,7 @@ class Engine {
   std::vector<std::byte> tx_buffer_;
   // Sent packets' SES bytes, reused (pds/buffer_pool.h).
   BufferPool tx_buffers_{EngineConfig::kDefaultMaxQueuedPerPdc};
+  std::vector<uint16_t> timer_ids_;  // OnTimer's walk, storage reused
   int depth_ = 0;  // entry points on the stack: Submit flushes only at depth 0
   // Inside SES's request upcall: Submit queues and leaves the pump to
   // PumpReleased (the request's ACK goes first).

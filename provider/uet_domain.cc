@@ -44,6 +44,7 @@ void ProgressThread(Domain* d, int standby_ms) {
   t_domain_progress_thread = true;
   const int64_t standby_ns = int64_t{standby_ms} * 1'000'000;
   std::vector<pollfd> fds;
+  fds.reserve(16);  // not on its first pass, in the middle of traffic (issue 20)
   while (!d->stop.load(std::memory_order_relaxed)) {
     if (standby_ns > 0) {
       const int64_t idle = MonotonicNs() - d->app_progress_ns.load(std::memory_order_relaxed);

@@ -5,21 +5,24 @@
 // packet in steady state; spec-notes/provider.md "Allocations and per-packet
 // work").
 //
-// Each type T has one free list per thread (thread_local: the provider calls
-// an endpoint from the application's threads and its progress thread, each
-// under the domain lock; a block freed on one thread simply serves the next
-// allocation on that thread). A list caches blocks of one size only (the
-// first size freed to it: a node, or a deque block) and at most kMaxCached of
-// them; other sizes go to operator new/delete directly. A thread's cached
-// blocks are freed when it exits.
+// Each type T has one free list for the process, behind a spin lock held for
+// a few instructions. (Per-thread lists do not work here: the provider's
+// progress thread frees what the application's thread allocated, so one
+// thread's list drains while the other's fills.) A list caches blocks of one
+// size only (the first size freed to it: a node, or a deque block) and at
+// most kMaxCached of them; other sizes go to operator new/delete directly.
+// Cached blocks stay reachable from the list for the life of the process (no
+// destructor: a container destroyed at exit may still free into it).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <deque>
 #include <functional>
 #include <map>
 #include <new>
 #include <set>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -27,53 +30,56 @@ namespace uet {
 
 namespace pool_internal {
 
-struct FreeList {
+class FreeList {
+ public:
   static constexpr size_t kMaxCached = 8192;
-  struct Block {
-    Block* next;
-  };
-  Block* head = nullptr;
-  size_t count = 0;
-  size_t block_bytes = 0;
-  bool alive = true;  // false once this thread's list is destroyed
-
-  ~FreeList() {
-    alive = false;
-    while (head != nullptr) {
-      Block* b = head;
-      head = b->next;
-      ::operator delete(b);
-    }
-    count = 0;
-  }
 
   void* Allocate(size_t bytes) {
-    if (head != nullptr && bytes == block_bytes) {
-      Block* b = head;
-      head = b->next;
-      --count;
-      return b;
+    Lock();
+    Block* b = nullptr;
+    if (head_ != nullptr && bytes == block_bytes_) {
+      b = head_;
+      head_ = b->next;
+      --count_;
     }
-    return ::operator new(bytes);
+    Unlock();
+    return b != nullptr ? b : ::operator new(bytes);
   }
 
   void Free(void* p, size_t bytes) {
-    if (block_bytes == 0 && bytes >= sizeof(Block)) block_bytes = bytes;
-    if (!alive || bytes != block_bytes || count >= kMaxCached) {
-      ::operator delete(p);
-      return;
+    Lock();
+    if (block_bytes_ == 0 && bytes >= sizeof(Block)) block_bytes_ = bytes;
+    const bool keep = bytes == block_bytes_ && count_ < kMaxCached;
+    if (keep) {
+      auto* b = static_cast<Block*>(p);
+      b->next = head_;
+      head_ = b;
+      ++count_;
     }
-    auto* b = static_cast<Block*>(p);
-    b->next = head;
-    head = b;
-    ++count;
+    Unlock();
+    if (!keep) ::operator delete(p);
   }
+
+ private:
+  struct Block {
+    Block* next;
+  };
+  void Lock() {
+    while (locked_.test_and_set(std::memory_order_acquire)) std::this_thread::yield();
+  }
+  void Unlock() { locked_.clear(std::memory_order_release); }
+
+  std::atomic_flag locked_ = ATOMIC_FLAG_INIT;
+  Block* head_ = nullptr;
+  size_t count_ = 0;
+  size_t block_bytes_ = 0;
 };
 
 template <typename T>
 FreeList& ListFor() {
-  thread_local FreeList list;
-  return list;
+  // Never destroyed (see the file comment).
+  static FreeList* list = new FreeList;
+  return *list;
 }
 
 }  // namespace pool_internal
