@@ -43,6 +43,7 @@
 #include "provider/uet_info.h"
 #include "uet/endpoint_address.h"
 #include "uet/pool_allocator.h"
+#include "uet/ring.h"
 
 namespace uet::prov {
 
@@ -291,7 +292,7 @@ struct Cq {
   WaitSet* wait_set = nullptr;  // FI_WAIT_SET
   enum fi_cq_format format = FI_CQ_FORMAT_CONTEXT;
   size_t size = 0;
-  PooledDeque<CqEntry> entries;  // blocks reused: no allocation per completion
+  Ring<CqEntry> entries;  // uet/ring.h: keeps its storage, no allocation per completion
   std::deque<CqError> errors;
   std::string last_error_text;     // owned copy handed out by readerr
   std::vector<Endpoint*> endpoints;  // bound: progressed by reads

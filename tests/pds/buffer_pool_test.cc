@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "pds/ring.h"
+#include "uet/ring.h"
 
 namespace uet::pds {
 namespace {

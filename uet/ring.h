@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-namespace uet::pds {
+namespace uet {
 
 template <typename T>
 class Ring {
@@ -73,4 +73,4 @@ class Ring {
   size_t size_ = 0;
 };
 
-}  // namespace uet::pds
+}  // namespace uet
