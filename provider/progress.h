@@ -25,6 +25,7 @@
 #include "provider/uet_prov.h"
 #include "ses/endpoint.h"
 #include "uet/environment.h"
+#include "uet/pool_allocator.h"
 
 namespace uet::prov {
 

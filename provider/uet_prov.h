@@ -42,7 +42,6 @@
 #include "provider/io/io_config.h"
 #include "provider/uet_info.h"
 #include "uet/endpoint_address.h"
-#include "uet/pool_allocator.h"
 #include "uet/ring.h"
 
 namespace uet::prov {
