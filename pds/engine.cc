@@ -147,7 +147,11 @@ Engine::Engine(const EngineConfig& config, Random& random, PacketSink& sink, Del
       random_(random),
       sink_(sink),
       delivery_(delivery),
-      cccs_(config.max_cccs, config.cc_name, config.cc) {}
+      cccs_(config.max_cccs, config.cc_name, config.cc) {
+  // One ACK completes at most MP_RANGE packets: room for that up front, so
+  // the first large ACK of a bulk transfer does not grow it mid-stream.
+  completed_.reserve(2 * PsnWindowConfig::kDefaultMpRange);
+}
 
 Engine::~Engine() = default;
 
@@ -427,9 +431,11 @@ void Engine::OnPacket(TimePoint now, const FabricAddress& from, std::span<const 
 void Engine::OnTimer(TimePoint now) {
   DepthGuard guard(depth_);
   now_ = now;
-  // Handlers may remove PDCs: walk a copy of the IDs.
+  // Handlers may remove PDCs: walk a copy of the IDs (in storage kept
+  // between passes: no allocation per timer pass, issue 20).
   std::vector<uint16_t> ids;
-  ids.reserve(pdcs_.size());
+  ids.swap(timer_ids_);
+  ids.clear();
   for (const auto& [id, pdc] : pdcs_) ids.push_back(id);
   for (uint16_t id : ids) {
     auto it = pdcs_.find(id);
@@ -453,6 +459,7 @@ void Engine::OnTimer(TimePoint now) {
     ccc.controller->OnTimer(now);
     PumpCcc(now, ccc);
   });
+  timer_ids_.swap(ids);
   RudiTimers(now);
   ReapPendingStarts(now);
   HalfOpenTimers(now);
@@ -491,6 +498,9 @@ void Engine::FlushCompletions() {
       Completion c{d.peer, d.pdc, d.response_hdr, d.response};
       delivery_.OnSendComplete(d.token, c);
     }
+    // Hand the storage back: no allocation per ACK (issue 20).
+    done.clear();
+    if (completed_.empty()) completed_.swap(done);
   }
 }
 

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "pds/ack_policy.h"
+#include "pds/buffer_pool.h"
 #include "pds/cc/factory.h"
 #include "pds/ccc_table.h"
 #include "pds/counters.h"
@@ -672,6 +673,9 @@ class Engine {
   std::unique_ptr<cc::ReceiverCc> rx_cc_;
 
   std::vector<std::byte> tx_buffer_;
+  // Sent packets' SES bytes, reused (pds/buffer_pool.h).
+  BufferPool tx_buffers_{EngineConfig::kDefaultMaxQueuedPerPdc};
+  std::vector<uint16_t> timer_ids_;  // OnTimer's walk, storage reused
   int depth_ = 0;  // entry points on the stack: Submit flushes only at depth 0
   // Inside SES's request upcall: Submit queues and leaves the pump to
   // PumpReleased (the request's ACK goes first).

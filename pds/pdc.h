@@ -22,6 +22,7 @@
 #include "pds/psn_window.h"
 #include "pds/rto_estimator.h"
 #include "pds/send_window.h"
+#include "uet/ring.h"
 #include "pds/types.h"
 #include "uet/environment.h"
 #include "uet/fabric_address.h"
@@ -87,7 +88,7 @@ class SendQueue {
   static uint64_t Bytes(const QueuedPacket& q);
 
  private:
-  std::deque<QueuedPacket> packets_;
+  Ring<QueuedPacket> packets_;  // uet/ring.h: no allocation per packet
   uint64_t bytes_ = 0;
 };
 

@@ -107,6 +107,11 @@ class SendWindow {
   // Visits outstanding PSNs that are SACKed (`sacked` = true) or not, in order.
   template <typename F>
   void ForEachOutstanding(bool sacked, F&& fn) const;
+  // Visits the outstanding PSNs not acked in any way that precede `end`, in
+  // order, starting at oldest_unacked() (the acked run above CACK is skipped
+  // a word at a time).
+  template <typename F>
+  void ForEachUnackedBefore(Psn end, F&& fn) const;
 
  private:
   SendWindow(const SendWindowConfig& config, Psn start_psn);
@@ -173,6 +178,14 @@ void SendWindow::ForEachOutstanding(bool sacked, F&& fn) const {
   Psn p = cack_ + 1;
   for (uint32_t i = 0; i < n; ++i, ++p) {
     if (acked_.Test(p) == sacked) fn(p);
+  }
+}
+
+template <typename F>
+void SendWindow::ForEachUnackedBefore(Psn end, F&& fn) const {
+  if (int64_t{end - next_} > 0) end = next_;
+  for (Psn p = oldest_unacked(); int64_t{end - p} > 0; ++p) {
+    if (!acked_.Test(p)) fn(p);
   }
 }
 

@@ -25,6 +25,7 @@
 #include "provider/uet_prov.h"
 #include "ses/endpoint.h"
 #include "uet/environment.h"
+#include "uet/pool_allocator.h"
 
 namespace uet::prov {
 
@@ -43,6 +44,9 @@ struct OpRecord {
   // between it and the device (provider/hmem/ep_hmem.h).
   std::unique_ptr<hmem::OpDevice> device;
 };
+
+// Ops by id; nodes reused (uet/pool_allocator.h: no allocation per op, issue 20).
+using OpMap = PooledMap<uint64_t, OpRecord>;
 
 class Progress final : public pds::PacketSink,
                        public ses::EndpointEvents,
@@ -119,7 +123,7 @@ class Progress final : public pds::PacketSink,
   // The target side of a write with remote CQ data: a receive-CQ entry.
   void OnRemoteWrite(const ses::Completion& c);
   // The CQ entry (or error entry) and counter of op `it`, which then goes.
-  void Report(std::map<uint64_t, OpRecord>::iterator it, const ses::Completion& c);
+  void Report(OpMap::iterator it, const ses::Completion& c);
   // hmem::HmemEvents
   void OnSourceReady(uint64_t id, size_t bytes) override;
   void OnSourceFailed(uint64_t id, hmem::CUresult r) override;
@@ -146,7 +150,7 @@ class Progress final : public pds::PacketSink,
   uint64_t tss_refused_reported_ = 0;
   TimePoint tss_reported_at_{};
   uint64_t next_op_ = 1;
-  std::map<uint64_t, OpRecord> ops_;
+  OpMap ops_;
   uint64_t dropped_cm_ = 0;  // CM datagrams not for this endpoint (or malformed)
   bool auto_progress_ = false;  // the domain's FI_PROGRESS_AUTO (its thread polls most)
   // Last member: destroyed first, waiting for copies into buffers ops_ holds.

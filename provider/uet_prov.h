@@ -42,6 +42,7 @@
 #include "provider/io/io_config.h"
 #include "provider/uet_info.h"
 #include "uet/endpoint_address.h"
+#include "uet/ring.h"
 
 namespace uet::prov {
 
@@ -311,7 +312,7 @@ struct Cq {
   WaitSet* wait_set = nullptr;  // FI_WAIT_SET
   enum fi_cq_format format = FI_CQ_FORMAT_CONTEXT;
   size_t size = 0;
-  std::deque<CqEntry> entries;
+  Ring<CqEntry> entries;  // uet/ring.h: keeps its storage, no allocation per completion
   std::deque<CqError> errors;
   std::string last_error_text;     // owned copy handed out by readerr
   std::vector<Endpoint*> endpoints;  // bound: progressed by reads

@@ -149,11 +149,11 @@ void Endpoint::OnTimer(TimePoint now) {
 
 TimePoint Endpoint::NextDeadline() const {
   TimePoint next = pds_->NextDeadline();
-  // Amortised O(1): an entry that stopped waiting is dropped once, here or in
-  // ExpireSilent (the set is a cache of the scan; dropping keeps it exact).
+  // Amortised O(1): an entry that stopped waiting is dropped once, and one
+  // whose owner was active since it was placed is moved once, here or in
+  // ExpireSilent (the set is a cache of the scan; this keeps its front exact).
   auto& timeouts = state_->timeouts;
-  while (!timeouts.empty() && !Waiting(timeouts.begin()->second)) {
-    timeouts.erase(timeouts.begin());
+  while (!timeouts.empty() && !SettleTimeout(timeouts.begin())) {
   }
   if (!timeouts.empty()) next = std::min(next, timeouts.begin()->first);
   return next;
@@ -161,44 +161,71 @@ TimePoint Endpoint::NextDeadline() const {
 
 // ---- silence timeouts ----
 
-bool Endpoint::Waiting(const TimeoutKey& key) const {
+TimeoutOwner Endpoint::FindTimeoutOwner(const TimeoutKey& key) const {
   if (!key.op) {
     auto m = state_->messages.find(key.id);
-    return m != state_->messages.end() && !m->second->eager_done();
+    if (m == state_->messages.end()) return {};
+    RxMessage& msg = *m->second;
+    return {!msg.eager_done(), msg.last_activity, &msg.timeout_entry};
   }
   auto o = state_->ops.find(key.id);
-  return o != state_->ops.end() && o->second->all_resolved() &&
-         o->second->got_bytes < o->second->expect_bytes;
+  if (o == state_->ops.end()) return {};
+  TxOp& op = *o->second;
+  return {op.all_resolved() && op.got_bytes < op.expect_bytes, op.last_progress,
+          &op.timeout_entry};
 }
 
-void Endpoint::ForgetTimeout(const TimeoutKey& key, TimePoint last_activity) {
-  state_->timeouts.erase({last_activity + config_.message_timeout, key});
+bool Endpoint::SettleTimeout(TimeoutSet::iterator it) const {
+  auto& timeouts = state_->timeouts;
+  const TimeoutOwner owner = FindTimeoutOwner(it->second);
+  if (!owner.waiting) {
+    if (owner.entry != nullptr) owner.entry->reset();
+    timeouts.erase(it);
+    return false;
+  }
+  const TimePoint deadline = owner.last + config_.message_timeout;
+  if (deadline == it->first) return true;
+  auto node = timeouts.extract(it);
+  node.value().first = deadline;
+  *owner.entry = deadline;
+  timeouts.insert(std::move(node));
+  return false;
+}
+
+void Endpoint::ForgetTimeout(const TimeoutKey& key, std::optional<TimePoint>& entry) {
+  if (!entry) return;
+  state_->timeouts.erase({*entry, key});
+  entry.reset();
 }
 
 void Endpoint::TouchMessage(RxMessage& m) {
-  const TimeoutKey key{.op = false, .id = m.id};
-  ForgetTimeout(key, m.last_activity);
   m.last_activity = state_->now;
-  state_->timeouts.insert({m.last_activity + config_.message_timeout, key});
+  if (m.timeout_entry) return;
+  m.timeout_entry = m.last_activity + config_.message_timeout;
+  state_->timeouts.insert({*m.timeout_entry, TimeoutKey{.op = false, .id = m.id}});
 }
 
 void Endpoint::TouchOp(uint64_t id, TxOp& op) {
-  const TimeoutKey key{.op = true, .id = id};
-  ForgetTimeout(key, op.last_progress);
   op.last_progress = state_->now;
-  state_->timeouts.insert({op.last_progress + config_.message_timeout, key});
+  if (op.timeout_entry) return;
+  op.timeout_entry = op.last_progress + config_.message_timeout;
+  state_->timeouts.insert({*op.timeout_entry, TimeoutKey{.op = true, .id = id}});
 }
 
 std::vector<uint64_t> Endpoint::DueTimeouts(TimePoint now, bool ops) {
   std::vector<uint64_t> due;
   auto& timeouts = state_->timeouts;
-  for (auto it = timeouts.begin(); it != timeouts.end() && it->first <= now;) {
-    if (!Waiting(it->second)) {
-      it = timeouts.erase(it);
-      continue;
-    }
+  // Entries before `it` are settled (exact and waiting); one that moved went
+  // behind them, so the walk resumes right after the last settled one.
+  auto settled_end = [&](std::optional<TimeoutSet::iterator> last) {
+    return last ? std::next(*last) : timeouts.begin();
+  };
+  std::optional<TimeoutSet::iterator> last;
+  for (auto it = timeouts.begin(); it != timeouts.end() && it->first <= now;
+       it = settled_end(last)) {
+    if (!SettleTimeout(it)) continue;
     if (it->second.op == ops) due.push_back(it->second.id);
-    ++it;
+    last = it;
   }
   std::sort(due.begin(), due.end());
   return due;

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,6 +37,7 @@
 #include "ses/recv_queue.h"
 #include "uet/environment.h"
 #include "uet/fabric_address.h"
+#include "uet/pool_allocator.h"
 #include "uet/result.h"
 #include "uet/types.h"
 
@@ -258,6 +260,7 @@ struct TxOp;
 struct RxMessage;
 struct RequestView;
 struct TimeoutKey;
+struct TimeoutOwner;
 
 class Endpoint final : private pds::Delivery {
  public:
@@ -419,11 +422,17 @@ class Endpoint final : private pds::Delivery {
   void TouchMessage(RxMessage& m);
   void TouchOp(uint64_t id, TxOp& op);
   // The timeout entry of a message or op leaves (it is being removed).
-  void ForgetTimeout(const TimeoutKey& key, TimePoint last_activity);
-  // Whether `key` still waits for its peer: a message missing some of its own
-  // packets, or an op whose packets are all resolved and whose data has not
-  // all come back.
-  bool Waiting(const TimeoutKey& key) const;
+  void ForgetTimeout(const TimeoutKey& key, std::optional<TimePoint>& entry);
+  // The message or op `key` names: whether it still waits for its peer (a
+  // message missing some of its own packets, or an op whose packets are all
+  // resolved and whose data has not all come back), its last activity, and
+  // its timeout_entry.
+  TimeoutOwner FindTimeoutOwner(const TimeoutKey& key) const;
+  // Makes timeout entry `it` exact: true when it stays (it waits and its
+  // deadline is its owner's); false when it was dropped (stopped waiting) or
+  // moved to its later deadline.
+  using TimeoutSet = PooledSet<std::pair<TimePoint, TimeoutKey>>;
+  bool SettleTimeout(TimeoutSet::iterator it) const;
   // The keys at the front of `timeouts` that wait and are due at `now`, of
   // messages (ops: `ops`), in ID order; entries that stopped waiting are
   // dropped on the way.

@@ -567,7 +567,7 @@ void Endpoint::MaybeFinish(uint64_t id) {
   if (op.ok() && (op.got_bytes < op.expect_bytes || op.rdv_remaining > 0)) return;
   // Reads a target is served from our rendezvous region still read it.
   if (op.rdv_served > 0) return;
-  ForgetTimeout(TimeoutKey{.op = true, .id = id}, op.last_progress);
+  ForgetTimeout(TimeoutKey{.op = true, .id = id}, op.timeout_entry);
   ReleasePin(op);
   std::unique_ptr<TxOp> done = std::move(it->second);
   st.ops.erase(it);

@@ -15,6 +15,7 @@
 #include <vector>
 #include "ses/endpoint.h"
 #include "ses/request_headers.h"
+#include "uet/pool_allocator.h"
 
 namespace uet::ses {
 
@@ -76,12 +77,19 @@ struct TxOp {
   uint64_t rx_message = 0;
 
   TimePoint last_progress;
+  // The time of its entry in State::timeouts, if it has one (at most
+  // last_progress + message_timeout: a Touch does not move it).
+  std::optional<TimePoint> timeout_entry;
 
   // ---- outcome (first problem wins) ----
   CompletionStatus status = CompletionStatus::kOk;
   ReturnCode rc = ReturnCode::kOk;
   pds::Failure transport;
   std::optional<Error> local_error;
+
+  // One per operation: reused blocks (uet/pool_allocator.h).
+  static void* operator new(size_t n) { return PooledNew<TxOp>(n); }
+  static void operator delete(void* p, size_t n) { PooledDelete<TxOp>(p, n); }
 
   bool all_sent() const { return next_packet == total_packets; }
   bool all_resolved() const { return all_sent() && resolved == total_packets; }
@@ -120,6 +128,10 @@ struct RxMessage {
   // Dropped by FI_DISCARD: placed nowhere, its completion already reported.
   bool discarded = false;
   TimePoint last_activity;
+  std::optional<TimePoint> timeout_entry;  // as TxOp::timeout_entry
+
+  static void* operator new(size_t n) { return PooledNew<RxMessage>(n); }
+  static void operator delete(void* p, size_t n) { PooledDelete<RxMessage>(p, n); }
 
   bool eager_done() const { return som_seen && bytes_seen >= eager_length; }
 };
@@ -132,6 +144,13 @@ struct TimeoutKey {
   friend auto operator<=>(const TimeoutKey&, const TimeoutKey&) = default;
 };
 
+// What FindTimeoutOwner reports (entry null: the owner is gone).
+struct TimeoutOwner {
+  bool waiting = false;
+  TimePoint last;
+  std::optional<TimePoint>* entry = nullptr;
+};
+
 struct Endpoint::State {
   TimePoint now;
   int depth = 0;
@@ -140,15 +159,15 @@ struct Endpoint::State {
   // ---- initiator ----
   uint64_t next_op_id = 1;
   uint16_t next_msg_id = 1;
-  std::map<uint64_t, std::unique_ptr<TxOp>> ops;         // by op id (the PDS token)
-  std::map<uint16_t, uint64_t> op_by_msg_id;             // live message IDs we sent
-  std::map<uint64_t, uint64_t> rdv_op_by_key;            // rendezvous temp region -> op
-  std::deque<uint64_t> tx_queue;                         // ops with packets left to send
+  PooledMap<uint64_t, std::unique_ptr<TxOp>> ops;        // by op id (the PDS token)
+  PooledMap<uint16_t, uint64_t> op_by_msg_id;           // live message IDs we sent
+  PooledMap<uint64_t, uint64_t> rdv_op_by_key;          // rendezvous temp region -> op
+  PooledDeque<uint64_t> tx_queue;                       // ops with packets left to send
   size_t inflight_packets = 0;
   // Ops whose next packet waits for staged bytes (NextPacketReady), back in
   // tx_queue on SourceReady; user ops still staging, by context.
   std::vector<uint64_t> stalled;
-  std::map<uint64_t, uint64_t> staged_by_context;
+  PooledMap<uint64_t, uint64_t> staged_by_context;
   std::vector<std::byte> tx_buffer;
 
   // ---- target ----
@@ -161,19 +180,23 @@ struct Endpoint::State {
   size_t store_bytes = 0;
   size_t store_messages = 0;
   uint64_t next_rx_id = 1;
-  std::map<uint64_t, std::unique_ptr<RxMessage>> messages;  // by id
+  PooledMap<uint64_t, std::unique_ptr<RxMessage>> messages;  // by id
   // Messages still receiving packets, by {source address, initiator, message ID}.
   using MessageKey = std::tuple<FabricAddress, uint32_t, uint16_t>;
-  std::map<MessageKey, uint64_t> message_by_key;
+  PooledMap<MessageKey, uint64_t> message_by_key;
 
   // ---- silence timeouts ----
-  // {last activity + message_timeout, key}: at most one entry per message or
-  // op, moved by Touch*, removed with the message or op. It holds every one
-  // that waits for its peer (Waiting), and may hold some that stopped: those
-  // are dropped when met at the front. Nothing starts waiting again without a
-  // Touch, so none is lost. NextDeadline and ExpireSilent read the front
-  // instead of scanning every message and op.
-  std::set<std::pair<TimePoint, TimeoutKey>> timeouts;
+  // {deadline, key}: at most one entry per message or op (its timeout_entry
+  // says which), added by the first Touch*, removed with the message or op.
+  // A later Touch only records the activity time: the entry's deadline may be
+  // early, and is moved (node extracted and reinserted: no allocation) when
+  // met at the front. Touch runs per packet and ACK, so moving the entry there
+  // cost a tree node per packet (issue 20). It holds every one that waits for
+  // its peer (Waiting), and may hold some that stopped: those are dropped when
+  // met at the front. Nothing starts waiting again without a Touch, so none is
+  // lost. NextDeadline and ExpireSilent read the front instead of scanning
+  // every message and op.
+  TimeoutSet timeouts;
 
   State(const EndpointConfig& c)
       : untagged(false, c.max_posted_recvs),
@@ -202,6 +225,9 @@ struct Endpoint::Entry {
       std::vector<Completion> done;
       done.swap(e.state_->completions);
       for (const Completion& c : done) e.events_.OnCompletion(c);
+      // Hand the storage back: no allocation per completion (issue 20).
+      done.clear();
+      if (e.state_->completions.empty()) e.state_->completions.swap(done);
     }
     --e.state_->depth;
   }

@@ -335,7 +335,7 @@ void Endpoint::RemoveMessage(uint64_t id) {
   if (it == st.messages.end()) return;
   RxMessage& m = *it->second;
   ReleaseStore(m);
-  ForgetTimeout(TimeoutKey{.op = false, .id = id}, m.last_activity);
+  ForgetTimeout(TimeoutKey{.op = false, .id = id}, m.timeout_entry);
   auto k = st.message_by_key.find({m.source.addr, m.source.initiator, m.msg_id.value()});
   if (k != st.message_by_key.end() && k->second == id) st.message_by_key.erase(k);
   st.messages.erase(it);

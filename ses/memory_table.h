@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "ses/opcodes.h"
+#include "uet/pool_allocator.h"
 #include "uet/result.h"
 #include "uet/types.h"
 
@@ -118,7 +119,7 @@ class MemoryTable {
   };
 
   uint32_t max_regions_;
-  std::unordered_map<uint64_t, Region> regions_;
+  PooledHashMap<uint64_t, Region> regions_;  // nodes reused (issue 20)
   // Per slot: the generation its next table-chosen key starts from.
   std::vector<uint32_t> next_generation_;
   // Slots with no table-chosen region, reused last-freed first.

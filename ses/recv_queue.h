@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "uet/fabric_address.h"
+#include "uet/pool_allocator.h"
 #include "uet/result.h"
 
 namespace uet::ses {
@@ -112,14 +113,14 @@ class RecvQueue {
     PostedRecv recv;
     size_t used = 0;  // multi-recv: bytes already given to messages
   };
-  using List = std::list<Entry>;
+  using List = std::list<Entry, PoolAllocator<Entry>>;
 
   void Erase(List::iterator it);
 
   bool tagged_;
   size_t max_posted_;
   List posted_;  // FIFO
-  std::unordered_map<uint64_t, List::iterator> by_context_;
+  PooledHashMap<uint64_t, List::iterator> by_context_;
   std::vector<uint64_t> released_;
 };
 
@@ -166,7 +167,7 @@ class UnexpectedList {
     uint64_t id = 0;
     IncomingMessage message;
   };
-  using List = std::list<Stored>;
+  using List = std::list<Stored, PoolAllocator<Stored>>;
 
   List::const_iterator FindOldest(const PostedRecv& r) const;
 
@@ -174,7 +175,7 @@ class UnexpectedList {
   size_t max_messages_;
   size_t bytes_ = 0;
   List list_;  // arrival order
-  std::unordered_map<uint64_t, List::iterator> by_id_;
+  PooledHashMap<uint64_t, List::iterator> by_id_;
 };
 
 }  // namespace uet::ses

@@ -26,16 +26,10 @@ std::span<const std::byte> ByteReader::Peek(size_t n) const {
   return data_.subspan(pos_, n);
 }
 
-uint64_t ByteReader::ReadBE(size_t n) {
-  if (remaining() < n) {
-    overrun_ = true;
-    pos_ = data_.size();
-    return 0;
-  }
-  uint64_t v = 0;
-  for (size_t i = 0; i < n; ++i) v = (v << 8) | std::to_integer<uint64_t>(data_[pos_ + i]);
-  pos_ += n;
-  return v;
+uint64_t ByteReader::Overrun() {
+  overrun_ = true;
+  pos_ = data_.size();
+  return 0;
 }
 
 void ByteReader::Bytes(std::span<std::byte> out) {
@@ -64,17 +58,6 @@ Status ByteWriter::Reserve(size_t n, const char* context) const {
                                  static_cast<uint32_t>(n));
   }
   return OkStatus();
-}
-
-void ByteWriter::WriteBE(uint64_t v, size_t n) {
-  if (remaining() < n) {
-    overrun_ = true;
-    return;
-  }
-  for (size_t i = 0; i < n; ++i) {
-    out_[pos_ + i] = static_cast<std::byte>(v >> (8 * (n - 1 - i)));
-  }
-  pos_ += n;
 }
 
 void ByteWriter::Bytes(std::span<const std::byte> in) {

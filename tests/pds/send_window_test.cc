@@ -215,5 +215,27 @@ TEST(SendWindowProperty, AgreesWithReceiverUnderLossAndReorder) {
   }
 }
 
+// Given PSNs 10..29 sent, CACK 11 and SACKs of 13, 14 and 20, expect
+// ForEachUnackedBefore(20) to visit exactly the holes 12, 15..19 in order,
+// skipping the acked run; an `end` beyond next_psn() stops at next_psn().
+TEST(SendWindow, ForEachUnackedBeforeVisitsOnlyTheHoles) {
+  SendWindow w = MakeSendWindow(10, 64);
+  SendN(w, 20);
+  // CACK 11 (10, 11 acked); bitmap relative to CACK+1: bits 1, 2 (13, 14), 8 (20).
+  ASSERT_EQ(w.ApplyAck({Psn(11), std::nullopt, SackBlock{1, (1ull << 1) | (1ull << 2) | (1ull << 8)}})
+                .outcome,
+            AckOutcome::kApplied);
+  std::vector<uint32_t> seen;
+  w.ForEachUnackedBefore(Psn(20), [&](Psn p) { seen.push_back(p.value()); });
+  EXPECT_EQ(seen, (std::vector<uint32_t>{12, 15, 16, 17, 18, 19}));
+  seen.clear();
+  w.ForEachUnackedBefore(Psn(1000), [&](Psn p) { seen.push_back(p.value()); });
+  EXPECT_EQ(seen, (std::vector<uint32_t>{12, 15, 16, 17, 18, 19, 21, 22, 23, 24, 25, 26, 27, 28,
+                                         29}));
+  seen.clear();
+  w.ForEachUnackedBefore(Psn(12), [&](Psn p) { seen.push_back(p.value()); });
+  EXPECT_TRUE(seen.empty());
+}
+
 }  // namespace
 }  // namespace uet::pds
