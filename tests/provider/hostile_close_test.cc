@@ -34,7 +34,6 @@
 
 #include <chrono>
 #include <optional>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -43,6 +42,7 @@
 #include "pds/pds_header.h"
 #include "pds/rud_rod_request.h"
 #include "ses/standard_request.h"
+#include "tests/provider/close_log.h"
 #include "tests/provider/params_harness.h"
 #include "tests/provider/rdm_harness.h"
 #include "uet/bytes.h"
@@ -55,16 +55,6 @@ constexpr size_t kPerPacket = 1000;
 constexpr size_t kPackets = 4;
 constexpr size_t kMessage = kPerPacket * kPackets;
 constexpr uint32_t kInitiatorIp = 0x7f000003;  // 127.0.0.3
-
-uint64_t CounterIn(const std::string& log, const std::string& name) {
-  const std::regex re(" " + name + "=([0-9]+)");
-  uint64_t sum = 0;
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator();
-       ++it) {
-    sum += std::stoull((*it)[1]);
-  }
-  return sum;
-}
 
 // This test's side of one PDC.
 struct RawPdc {
@@ -277,9 +267,9 @@ TEST_F(HostileClose, ForgedCloseAtTheLivePsnAndStaleClearLoseNoData) {
   }
 
   const std::string log = CloseAndTakeLog();
-  EXPECT_EQ(CounterIn(log, "requests_on_close_psn"), 1u) << log;
-  EXPECT_EQ(CounterIn(log, "drops.closing"), 2u) << log;
-  EXPECT_EQ(CounterIn(log, "drops.clear-stale"), 1u) << log;
+  EXPECT_EQ(SumCounter(log, "requests_on_close_psn"), 1u) << log;
+  EXPECT_EQ(SumCounter(log, "drops.closing"), 2u) << log;
+  EXPECT_EQ(SumCounter(log, "drops.clear-stale"), 1u) << log;
   std::cout << "[ forged ] CLOSE at PSN " << live.value() << ": data on it NACKed CLOSING, "
             << "message completed on a new PDC\n";
 }
@@ -448,13 +438,13 @@ TEST_F(SniffingForger, OneForgedCloseBetweenTwoMessagesLosesNothing) {
   b_.Close();
   capturing_ = false;
   const std::string log = testing::internal::GetCapturedStderr();
-  EXPECT_EQ(CounterIn(log, "closes_not_ours"), 1u) << "A saw the close it never sent\n" << log;
-  EXPECT_EQ(CounterIn(log, "pdcs_failed"), 0u) << log;
+  EXPECT_EQ(SumCounter(log, "closes_not_ours"), 1u) << "A saw the close it never sent\n" << log;
+  EXPECT_EQ(SumCounter(log, "pdcs_failed"), 0u) << log;
   std::cout << "[ forged ] CLOSE at PSN " << (*highest_ + 1).value()
-            << " between two messages: closes_not_ours=" << CounterIn(log, "closes_not_ours")
-            << " requests_on_close_psn=" << CounterIn(log, "requests_on_close_psn")
-            << " pdcs_reestablished=" << CounterIn(log, "pdcs_reestablished")
-            << " pdcs_opened=" << CounterIn(log, "pdcs_opened") << "\n";
+            << " between two messages: closes_not_ours=" << SumCounter(log, "closes_not_ours")
+            << " requests_on_close_psn=" << SumCounter(log, "requests_on_close_psn")
+            << " pdcs_reestablished=" << SumCounter(log, "pdcs_reestablished")
+            << " pdcs_opened=" << SumCounter(log, "pdcs_opened") << "\n";
 }
 
 }  // namespace

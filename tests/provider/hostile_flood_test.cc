@@ -23,13 +23,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <regex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "pds/rud_rod_request.h"
 #include "ses/standard_request.h"
+#include "tests/provider/close_log.h"
 #include "tests/provider/rdm_harness.h"
 #include "uet/bytes.h"
 #include "uet/endpoint_address.h"
@@ -114,17 +114,6 @@ struct Source {
     if (fd >= 0) close(fd);
   }
 };
-
-// The sum of counter `name` over the "PDS:" / "SES:" close lines of `log`.
-uint64_t SumCounter(const std::string &log, const std::string &name) {
-  const std::regex re(" " + name + "=([0-9]+)");
-  uint64_t sum = 0;
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator();
-       ++it) {
-    sum += std::stoull((*it)[1]);
-  }
-  return sum;
-}
 
 // Message `i` of a flow: a pattern of `seed + i`, starting with i (4 bytes).
 std::vector<uint8_t> Message(unsigned seed, size_t i) {

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/provider/close_log.h"
 #include "tests/provider/params_harness.h"
 #include "tests/provider/rdm_harness.h"
 
@@ -31,17 +32,6 @@ constexpr size_t kMessages = 256;  // 16 MiB each way
 constexpr size_t kInFlight = 8;
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kMaxInferredResendsPerMiB = 1.0;
-
-// The sum of counter `name` over every "PDS:" close line of `log`.
-uint64_t SumCounter(const std::string& log, const std::string& name) {
-  const std::regex re(" " + name + "=([0-9]+)");
-  uint64_t sum = 0;
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator();
-       ++it) {
-    sum += std::stoull((*it)[1]);
-  }
-  return sum;
-}
 
 class RodSpray : public RdmApi {
  protected:
