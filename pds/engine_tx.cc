@@ -2,6 +2,7 @@
 // retransmission (RTO, fast, go-back, probe) and PDC failure
 // (spec-notes/pds.md "Engine: sender").
 #include <algorithm>
+#include <cassert>
 #include <vector>
 
 #include "pds/cc/rccc.h"
@@ -92,6 +93,9 @@ Status Engine::SubmitToPdc(TimePoint now, Pdc& pdc, const SubmitRequest& request
 }
 
 void Engine::ReleasePumps(TimePoint now) {
+  // A release without its HoldPumps is a caller's bug (SES pairs them per
+  // message): caught in debug builds, harmless in release ones.
+  assert(defer_pumps_ > 0 && "ReleasePumps without HoldPumps");
   if (defer_pumps_ > 0) --defer_pumps_;
   if (defer_pumps_ > 0 || depth_ > 0) return;
   {
