@@ -176,6 +176,8 @@ const char* CqStrerror(struct fid_cq* fid, int prov_errno, const void* err_data,
 int CqControl(struct fid* fid, int command, void* arg) {
   Cq& cq = *Owner<Cq>(fid);
   if (command == FI_GETWAIT) return GetWait(cq.wait.get(), arg);
+  UET_LOG_WARN(FI_LOG_CQ, "uet: fi_control(cq): command %d not supported (only FI_GETWAIT)\n",
+               command);
   return -FI_ENOSYS;
 }
 
