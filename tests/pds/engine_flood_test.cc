@@ -151,7 +151,8 @@ TEST_F(FloodTest, HalfOpenPdcsAreEvictedOldestFirst) {
   std::vector<PdcId> opened;
   for (uint16_t i = 0; i < 10; ++i) {
     B().OnPacket(now_, Fep(static_cast<uint8_t>(10 + i)), ForgedSyn(100 + i, Psn(1000 * i)));
-    const Ack* a = TakeOneB().ack();
+    Sent reply = TakeOneB();  // kept: ack() points into it
+    const Ack* a = reply.ack();
     ASSERT_NE(a, nullptr);
     opened.push_back(a->spdcid);
     EXPECT_LE(B().half_open_count(), 4u);
