@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "provider/io/path_mtu.h"  // IsWildcard
 #include "provider/uet_prov.h"
 #include "tss/seal.h"
 
@@ -13,13 +14,6 @@ namespace {
 
 // Sources whose SSI is remembered for the collision check.
 constexpr size_t kMaxSsiSources = 4096;
-
-bool IsWildcard(const IpAddress& a) {
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a.data()[i] != 0) return false;
-  }
-  return true;
-}
 
 // The record of the SD `setup` selects: FI_UET_TSS_SDI, or the file's only SD.
 absl::StatusOr<const tss::SdRecord*> SelectSd(const tss::KeyFileDb& db,
