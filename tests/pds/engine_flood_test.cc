@@ -14,19 +14,6 @@
 namespace uet::pds::engine_test {
 namespace {
 
-// A forged SYN from `from`: a 12-byte header and a 44-byte SES header, 56 B.
-Bytes ForgedSyn(uint16_t spdcid, Psn psn) {
-  RudRodRequest r;
-  r.mode = DeliveryMode::kRud;
-  r.next_hdr = NextHeader::kSesStandardRequest;
-  r.syn = true;
-  r.psn = psn;
-  r.psn_offset = 0;
-  r.spdcid = PdcId(spdcid);
-  r.ar = true;
-  return Encode(r, Bytes(44, std::byte{0x02}));
-}
-
 // xorshift: the flood's sources, ports, PDC IDs and PSNs.
 struct Xorshift {
   uint64_t s = 0x9e3779b97f4a7c15ull;
@@ -47,6 +34,22 @@ class FloodTest : public EngineTest {
     del_b_.respond = [](const RxRequest& r, std::span<const std::byte>) {
       if (r.src == kA) return SesResponse{};
       return MakeResponse(NextHeader::kSesResponse, 12, 0x1C, /*guaranteed=*/true);
+    };
+  }
+  // B serves every request as a 64 KiB READ: 16 reverse requests of 4000 B
+  // on the request's PDC (counted in `*submitted`).
+  void ServeReads(int* submitted = nullptr) {
+    del_b_.respond = [this, submitted](const RxRequest& r, std::span<const std::byte>) {
+      for (uint64_t t = 0; t < 16; ++t) {
+        SubmitRequest back;
+        back.dst = r.src;
+        back.token = 1000 + t;
+        back.reverse_of = r.pdc;
+        Bytes data = Payload(1000 + t, 4000);
+        EXPECT_TRUE(B().Submit(now_, back, data).ok());
+        if (submitted != nullptr) ++*submitted;
+      }
+      return SesResponse{};
     };
   }
   // Everything B sent that did not go to A or C, counted and dropped; the
@@ -226,20 +229,8 @@ TEST_F(FloodTest, AFullTableEvictsHalfOpenPdcsButNeverEstablishedOnes) {
 TEST_F(FloodTest, ASpoofedReadWithAValidKeySendsAtMostThreeTimesWhatItReceived) {
   EngineConfig c;  // defaults (idle close 2 s)
   Build(c);
-  constexpr size_t kChunk = 4000;
   int reverse_submitted = 0;
-  del_b_.respond = [&](const RxRequest& r, std::span<const std::byte>) {
-    for (uint64_t t = 0; t < 16; ++t) {
-      SubmitRequest back;
-      back.dst = r.src;
-      back.token = 1000 + t;
-      back.reverse_of = r.pdc;
-      Bytes data = Payload(1000 + t, kChunk);
-      EXPECT_TRUE(B().Submit(now_, back, data).ok());
-      ++reverse_submitted;
-    }
-    return SesResponse{};
-  };
+  ServeReads(&reverse_submitted);
   const Bytes forged = ForgedSyn(0x4242, Psn(0x1000));
   ASSERT_EQ(forged.size(), 56u);
   B().OnPacket(now_, kC, forged);
@@ -282,18 +273,7 @@ TEST_F(FloodTest, ASpoofedReadWithAValidKeySendsAtMostThreeTimesWhatItReceived) 
 // all delivered.
 TEST_F(FloodTest, ARealReadOnANewPdcIsServedAfterOneRoundTrip) {
   Build();
-  constexpr size_t kChunk = 4000;
-  del_b_.respond = [&](const RxRequest& r, std::span<const std::byte>) {
-    for (uint64_t t = 0; t < 16; ++t) {
-      SubmitRequest back;
-      back.dst = r.src;
-      back.token = 1000 + t;
-      back.reverse_of = r.pdc;
-      Bytes data = Payload(1000 + t, kChunk);
-      EXPECT_TRUE(B().Submit(now_, back, data).ok());
-    }
-    return SesResponse{};
-  };
+  ServeReads();
   SubmitOk(A(), Req(1));
   Deliver(TakeOneA());  // the READ
   std::vector<Sent> first = TakeB();

@@ -17,20 +17,6 @@ SesResponse BadKeyRefusal(const RxRequest&, std::span<const std::byte>) {
   return MakeResponse(NextHeader::kSesResponse, 12, 0x1C, /*guaranteed=*/true);
 }
 
-// A SYN request as a forger sends it: 12-byte PDS header + 44-byte standard
-// SES header (a READ), 56 bytes, claiming to come from `from`.
-Bytes ForgedSynRead(uint16_t spdcid, Psn psn) {
-  RudRodRequest r;
-  r.mode = DeliveryMode::kRud;
-  r.next_hdr = NextHeader::kSesStandardRequest;
-  r.syn = true;
-  r.psn = psn;
-  r.psn_offset = 0;
-  r.spdcid = PdcId(spdcid);
-  r.ar = true;
-  return Encode(r, Bytes(44, std::byte{0x02}));
-}
-
 // Everything B sends until its engine has nothing left to do (or `horizon`).
 struct Replies {
   size_t packets = 0;
@@ -70,7 +56,7 @@ TEST_F(ReplyBoundsTest, OneForgedSynReadWithABadKeyDrawsAtMostTheStatedNumberOfR
   EngineConfig c;  // the defaults, idle close included
   Build(c);
   del_b_.respond = BadKeyRefusal;
-  const Bytes forged = ForgedSynRead(0x4242, Psn(0x1000));
+  const Bytes forged = ForgedSyn(0x4242, Psn(0x1000));
   ASSERT_EQ(forged.size(), 56u);
   B().OnPacket(now_, kC, forged);
   ASSERT_EQ(del_b_.requests.size(), 1u);
@@ -104,7 +90,7 @@ TEST_F(ReplyBoundsTest, ClearRequestsBackOffExponentially) {
   Build(c);
   del_b_.respond = BadKeyRefusal;
   const TimePoint t0 = now_;
-  B().OnPacket(now_, kC, ForgedSynRead(7, Psn(99)));
+  B().OnPacket(now_, kC, ForgedSyn(7, Psn(99)));
   ASSERT_EQ(TakeB().size(), 1u);  // the ACK with the refusal
   std::vector<Duration> at;
   for (int i = 0; i < 100; ++i) {

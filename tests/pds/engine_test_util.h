@@ -72,6 +72,20 @@ inline Bytes Encode(const PdsHeader& h, std::span<const std::byte> payload = {})
   return out;
 }
 
+// A SYN request as a forger sends it (issue 19): a 12-byte RUD header with AR
+// and a 44-byte standard SES header (the bytes do not matter to PDS), 56 B.
+inline Bytes ForgedSyn(uint16_t spdcid, Psn psn) {
+  RudRodRequest r;
+  r.mode = DeliveryMode::kRud;
+  r.next_hdr = NextHeader::kSesStandardRequest;
+  r.syn = true;
+  r.psn = psn;
+  r.psn_offset = 0;
+  r.spdcid = PdcId(spdcid);
+  r.ar = true;
+  return Encode(r, Bytes(44, std::byte{0x02}));
+}
+
 // One packet an engine handed to its PacketSink, parsed.
 struct Sent {
   FabricAddress from;

@@ -43,6 +43,7 @@
 #include "pds/rud_rod_request.h"
 #include "ses/standard_request.h"
 #include "tests/provider/close_log.h"
+#include "tests/provider/forger.h"
 #include "tests/provider/params_harness.h"
 #include "tests/provider/rdm_harness.h"
 #include "uet/bytes.h"
@@ -76,12 +77,8 @@ class HostileClose : public ::testing::Test {
     auto addr = EndpointAddress::ParseBlob(std::as_bytes(std::span(b_.ep.name)));
     ASSERT_TRUE(addr.ok()) << addr.error().ToString();
     to_ = *addr;
-    fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    fd_ = BoundUdp4(kInitiatorIp);
     ASSERT_GE(fd_, 0);
-    sockaddr_in me{};
-    me.sin_family = AF_INET;
-    me.sin_addr.s_addr = htonl(kInitiatorIp);
-    ASSERT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&me), sizeof me), 0);
     for (size_t i = 0; i < kMessage; ++i) data_[i] = std::byte(static_cast<uint8_t>(i * 7 + 3));
   }
   void TearDown() override {
@@ -96,11 +93,8 @@ class HostileClose : public ::testing::Test {
   }
 
   void SendRaw(const std::vector<std::byte>& packet) {
-    sockaddr_in dst{};
-    dst.sin_family = AF_INET;
-    dst.sin_addr.s_addr = htonl(0x7f000002);
-    dst.sin_port = htons(to_.udp_port);
-    ASSERT_EQ(sendto(fd_, packet.data(), packet.size(), 0, reinterpret_cast<sockaddr*>(&dst),
+    const sockaddr_in dst = Ipv4Address(0x7f000002, to_.udp_port);
+    ASSERT_EQ(sendto(fd_, packet.data(), packet.size(), 0, reinterpret_cast<const sockaddr*>(&dst),
                      sizeof dst),
               static_cast<ssize_t>(packet.size()));
   }
@@ -372,10 +366,8 @@ class SniffingForger : public RdmApi {
     const std::span<std::byte> body = std::span<std::byte>(out).subspan(sizeof(udphdr));
     ByteWriter w(body);
     ASSERT_TRUE(c.Serialize(w).ok());
-    sockaddr_in dst{};
-    dst.sin_family = AF_INET;
-    dst.sin_addr.s_addr = htonl(0x7f000002);
-    ASSERT_EQ(sendto(raw_, out.data(), out.size(), 0, reinterpret_cast<sockaddr*>(&dst),
+    const sockaddr_in dst = Ipv4Address(0x7f000002);
+    ASSERT_EQ(sendto(raw_, out.data(), out.size(), 0, reinterpret_cast<const sockaddr*>(&dst),
                      sizeof dst),
               static_cast<ssize_t>(out.size()))
         << strerror(errno);

@@ -30,6 +30,7 @@
 #include "pds/rud_rod_request.h"
 #include "ses/standard_request.h"
 #include "tests/provider/close_log.h"
+#include "tests/provider/forger.h"
 #include "tests/provider/rdm_harness.h"
 #include "uet/bytes.h"
 #include "uet/endpoint_address.h"
@@ -44,38 +45,6 @@ constexpr size_t kInFlight = 4;
 constexpr uint32_t kForeignJob = 7;
 constexpr size_t kBudgetFactor = 3;  // EngineConfig::kDefaultUnvalidatedSendFactor
 
-// A forged SYN + standard SES request (44 B) of `opcode`, with `data`.
-std::vector<std::byte> Forged(const EndpointAddress &to, ses::RequestOpcode opcode, uint32_t job,
-                              uint16_t spdcid, uint32_t psn, uint64_t key, uint32_t length,
-                              std::span<const std::byte> data = {}) {
-  pds::RudRodRequest p;
-  p.mode = pds::DeliveryMode::kRud;
-  p.next_hdr = pds::NextHeader::kSesStandardRequest;
-  p.syn = true;
-  p.psn = Psn(psn);
-  p.psn_offset = 0;
-  p.spdcid = PdcId(spdcid);
-  p.ar = true;
-  ses::StandardRequest s;
-  s.common.opcode = opcode;
-  s.common.flags.relative_addressing = true;
-  s.common.flags.start_of_message = true;
-  s.common.flags.end_of_message = true;
-  s.common.job_id = JobId(job);
-  s.common.pid_on_fep = to.pid_on_fep;
-  s.common.resource_index = to.start_resource_index;
-  s.message_id = MessageId(spdcid);
-  s.initiator = 0x7f000003;
-  s.memory_key = key;
-  s.request_length = length;
-  std::vector<std::byte> out(pds::RudRodRequest::kSize + ses::StandardRequest::kSize + data.size());
-  ByteWriter w(out);
-  EXPECT_TRUE(p.Serialize(w).ok());
-  EXPECT_TRUE(s.Serialize(w).ok());
-  w.Bytes(data);
-  return out;
-}
-
 // A UDP socket on 127.0.0.`last` (an ephemeral port): one forged source.
 struct Source {
   int fd = -1;
@@ -85,14 +54,10 @@ struct Source {
   size_t largest_reply = 0;
 
   void Open(uint8_t last) {
-    fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    fd = BoundUdp4(0x7f000000u | last);
     ASSERT_GE(fd, 0);
     int big = 1 << 20;
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
-    sockaddr_in me{};
-    me.sin_family = AF_INET;
-    me.sin_addr.s_addr = htonl(0x7f000000u | last);
-    ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&me), sizeof me), 0);
   }
   void Send(const sockaddr_in &dst, const std::vector<std::byte> &packet) {
     if (sendto(fd, packet.data(), packet.size(), 0, reinterpret_cast<const sockaddr *>(&dst),
@@ -216,9 +181,7 @@ class HostileFlood : public RdmApi {
     auto addr = EndpointAddress::ParseBlob(std::as_bytes(std::span(b_.ep.name)));
     ASSERT_TRUE(addr.ok()) << addr.error().ToString();
     to_ = *addr;
-    dst_.sin_family = AF_INET;
-    dst_.sin_addr.s_addr = htonl(0x7f000002);
-    dst_.sin_port = htons(to_.udp_port);
+    dst_ = Ipv4Address(0x7f000002, to_.udp_port);
   }
   void TearDown() override {
     RdmApi::TearDown();
@@ -268,23 +231,25 @@ TEST_F(HostileFlood, TenThousandForgedSynsDuringATransferLoseNothingAndReflectLi
       s ^= s << 17;
       Source &src = flood[i % flood.size()];
       src.Send(dst_,
-               Forged(to_, ses::RequestOpcode::kSend, kForeignJob,
-                      static_cast<uint16_t>(1 + s % 65535), static_cast<uint32_t>(s >> 32), 0, 0));
+               ForgedSynRequest(to_, ses::RequestOpcode::kSend, kForeignJob,
+                                static_cast<uint16_t>(1 + s % 65535),
+                                static_cast<uint32_t>(s >> 32), 0, 0));
       flooded.store(i + 1);
       if (i % 25 == 24) {  // ~25 per 0.1 ms at most; the transfer shares the CPUs
         std::this_thread::sleep_for(std::chrono::microseconds(100));
         for (Source &f : flood) f.Drain();
       }
     }
-    bad_read = Forged(to_, ses::RequestOpcode::kRead, 0, 0x4242, 0x1000, mr->key() ^ 0x5a5a,
-                      kMessageBytes);
+    bad_read = ForgedSynRequest(to_, ses::RequestOpcode::kRead, 0, 0x4242, 0x1000,
+                                mr->key() ^ 0x5a5a, kMessageBytes);
     bad_key.Send(dst_, bad_read);
-    good_read = Forged(to_, ses::RequestOpcode::kRead, 0, 0x4343, 0x2000, mr->key(), kMessageBytes);
+    good_read = ForgedSynRequest(to_, ses::RequestOpcode::kRead, 0, 0x4343, 0x2000, mr->key(),
+                                 kMessageBytes);
     valid_key.Send(dst_, good_read);
     std::vector<std::byte> data(64, std::byte{0x77});
     for (uint16_t k = 0; k < 10; ++k) {
-      foreign_job.Send(dst_, Forged(to_, ses::RequestOpcode::kSend, kForeignJob, 0x5000 + k,
-                                    0x3000 + k, 0, 64, data));
+      foreign_job.Send(dst_, ForgedSynRequest(to_, ses::RequestOpcode::kSend, kForeignJob,
+                                              0x5000 + k, 0x3000 + k, 0, 64, data));
     }
     done_sending.store(true);
     while (!stop.load()) {

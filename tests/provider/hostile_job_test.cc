@@ -11,11 +11,8 @@
 #include <chrono>
 #include <thread>
 
-#include "pds/rud_rod_request.h"
-#include "ses/standard_request.h"
+#include "tests/provider/forger.h"
 #include "tests/provider/rdm_harness.h"
-#include "uet/bytes.h"
-#include "uet/endpoint_address.h"
 
 namespace uet::fitest {
 namespace {
@@ -23,31 +20,8 @@ namespace {
 // One forged SYN + SEND (standard header) of `data` with JobID `job`.
 std::vector<std::byte> ForgedSend(const EndpointAddress& to, uint32_t job, uint16_t spdcid,
                                   std::span<const std::byte> data) {
-  pds::RudRodRequest p;
-  p.mode = pds::DeliveryMode::kRud;
-  p.next_hdr = pds::NextHeader::kSesStandardRequest;
-  p.syn = true;
-  p.psn = Psn(0x10000 + spdcid);
-  p.psn_offset = 0;
-  p.spdcid = PdcId(spdcid);
-  p.ar = true;
-  ses::StandardRequest s;
-  s.common.opcode = ses::RequestOpcode::kSend;
-  s.common.flags.relative_addressing = true;
-  s.common.flags.start_of_message = true;
-  s.common.flags.end_of_message = true;
-  s.common.job_id = JobId(job);
-  s.common.pid_on_fep = to.pid_on_fep;
-  s.common.resource_index = to.start_resource_index;
-  s.message_id = MessageId(spdcid);
-  s.initiator = 0x7f000003;
-  s.request_length = static_cast<uint32_t>(data.size());
-  std::vector<std::byte> out(pds::RudRodRequest::kSize + ses::StandardRequest::kSize + data.size());
-  ByteWriter w(out);
-  EXPECT_TRUE(p.Serialize(w).ok());
-  EXPECT_TRUE(s.Serialize(w).ok());
-  w.Bytes(data);
-  return out;
+  return ForgedSynRequest(to, ses::RequestOpcode::kSend, job, spdcid, 0x10000 + spdcid, 0,
+                          static_cast<uint32_t>(data.size()), data);
 }
 
 class HostileJob : public ::testing::Test {
@@ -59,23 +33,16 @@ class HostileJob : public ::testing::Test {
     auto addr = EndpointAddress::ParseBlob(std::as_bytes(std::span(b_.ep.name)));
     ASSERT_TRUE(addr.ok()) << addr.error().ToString();
     to_ = *addr;
-    fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    fd_ = BoundUdp4(0x7f000003);  // 127.0.0.3, the "spoofed" source
     ASSERT_GE(fd_, 0);
-    sockaddr_in me{};
-    me.sin_family = AF_INET;
-    me.sin_addr.s_addr = htonl(0x7f000003);  // 127.0.0.3, the "spoofed" source
-    ASSERT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&me), sizeof me), 0);
   }
   void TearDown() override {
     if (fd_ >= 0) close(fd_);
     b_.Close();
   }
   void SendForged(const std::vector<std::byte>& packet) {
-    sockaddr_in dst{};
-    dst.sin_family = AF_INET;
-    dst.sin_addr.s_addr = htonl(0x7f000002);
-    dst.sin_port = htons(to_.udp_port);
-    ASSERT_EQ(sendto(fd_, packet.data(), packet.size(), 0, reinterpret_cast<sockaddr*>(&dst),
+    const sockaddr_in dst = Ipv4Address(0x7f000002, to_.udp_port);
+    ASSERT_EQ(sendto(fd_, packet.data(), packet.size(), 0, reinterpret_cast<const sockaddr*>(&dst),
                      sizeof dst),
               static_cast<ssize_t>(packet.size()));
   }
