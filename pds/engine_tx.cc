@@ -36,6 +36,27 @@ size_t HeaderSize(PdsMode mode, bool credit) {
 
 Status Engine::Submit(TimePoint now, const SubmitRequest& request,
                       std::span<const std::byte> ses_header_and_payload) {
+  return SubmitBytes(now, request, ses_header_and_payload, nullptr);
+}
+
+Status Engine::Submit(TimePoint now, const SubmitRequest& request,
+                      std::vector<std::byte>&& ses_header_and_payload) {
+  std::vector<std::byte> owned = std::move(ses_header_and_payload);
+  Status st = SubmitBytes(now, request, owned, &owned);
+  tx_buffers_.Give(std::move(owned));  // refused, or UUD (sent, not kept); else empty
+  return st;
+}
+
+std::vector<std::byte> Engine::Retain(std::span<const std::byte> bytes,
+                                      std::vector<std::byte>* owned) {
+  if (owned != nullptr) return std::move(*owned);
+  tx_copy_bytes_ += bytes.size();
+  return tx_buffers_.Take(bytes);
+}
+
+Status Engine::SubmitBytes(TimePoint now, const SubmitRequest& request,
+                           std::span<const std::byte> ses_header_and_payload,
+                           std::vector<std::byte>* owned) {
   if (ses_header_and_payload.size() + HeaderSize(request.mode, rx_cc_ != nullptr) >
       config_.max_packet_bytes) {
     return Error::Invalid(kContext, "packet too big", ses_header_and_payload.size());
@@ -46,7 +67,7 @@ Status Engine::Submit(TimePoint now, const SubmitRequest& request,
     DepthGuard guard(depth_);
     now_ = now;
     switch (request.mode) {
-      case PdsMode::kRudi: st = SubmitRudi(now, request, ses_header_and_payload); break;
+      case PdsMode::kRudi: st = SubmitRudi(now, request, ses_header_and_payload, owned); break;
       case PdsMode::kUud: st = SubmitUud(request, ses_header_and_payload); break;
       case PdsMode::kRud:
       case PdsMode::kRod: {
@@ -63,7 +84,7 @@ Status Engine::Submit(TimePoint now, const SubmitRequest& request,
         } else {
           UET_ASSIGN_OR_RETURN(pdc, GetOrCreateInitiator(request));
         }
-        st = SubmitToPdc(now, *pdc, request, ses_header_and_payload);
+        st = SubmitToPdc(now, *pdc, request, ses_header_and_payload, owned);
         break;
       }
     }
@@ -73,13 +94,13 @@ Status Engine::Submit(TimePoint now, const SubmitRequest& request,
 }
 
 Status Engine::SubmitToPdc(TimePoint now, Pdc& pdc, const SubmitRequest& request,
-                           std::span<const std::byte> bytes) {
+                           std::span<const std::byte> bytes, std::vector<std::byte>* owned) {
   SenderHalf& tx = *pdc.tx;
   if (tx.queue.size() >= config_.max_queued_per_pdc) {
     return Error::Invalid(kContext, "queue full", tx.queue.size());
   }
   tx.queue.push_back(QueuedPacket{request.token, request.next_hdr, request.ack_request,
-                                  tx_buffers_.Take(bytes)});
+                                  Retain(bytes, owned)});
   if (defer_pumps_ > 0) {
     // Pumped when the entry point or the hold ends; a burst to one peer is
     // listed once.

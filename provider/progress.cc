@@ -240,6 +240,20 @@ void Progress::SendOnPath(const FabricAddress& dst, std::span<const std::byte> p
   }
 }
 
+void Progress::SendParts(const FabricAddress& dst, std::span<const std::byte> head,
+                         std::span<const std::byte> body, uint16_t ev) {
+  if (security_) {
+    pds::PacketSink::SendParts(dst, head, body, ev);  // Seal needs it whole
+    return;
+  }
+  BeforeQueue(ev);
+  if (ev == 0) {
+    io_->QueueParts(dst.ip, dst.port, head, body);
+  } else {
+    ev_sockets_.Queue(ev, dst.ip, dst.port, head, body);
+  }
+}
+
 uint64_t Progress::AddOp(OpRecord op) {
   const uint64_t id = next_op_++;
   ops_.emplace(id, std::move(op));

@@ -79,12 +79,17 @@ void EvSockets::Close() {
 
 bool EvSockets::Queue(uint16_t ev, const IpAddress& ip, uint16_t port,
                       std::span<const std::byte> bytes) {
+  return Queue(ev, ip, port, {}, bytes);
+}
+
+bool EvSockets::Queue(uint16_t ev, const IpAddress& ip, uint16_t port,
+                      std::span<const std::byte> head, std::span<const std::byte> body) {
   if (ev == 0 || ev > evs_.size()) {
     ++stats_.send_errors;
     return false;
   }
   Ev& e = evs_[ev - 1];
-  if (!e.tx->Enqueue(family_, max_datagram_, ip, port, bytes,
+  if (!e.tx->Enqueue(family_, max_datagram_, ip, port, head, body,
                      [&] { SendQueued(e.fd, *e.tx, &e.gso, &stats_); })) {
     ++stats_.send_errors;
     return false;

@@ -57,6 +57,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "provider/io/io_config.h"
 #include "uet/ip_address.h"
@@ -116,6 +117,12 @@ class PacketIo {
   // Copies the datagram into the send batch; flushes when the batch is full.
   // An empty span sends a zero-length datagram.
   virtual void Queue(const IpAddress& dst, uint16_t port, std::span<const std::byte> bytes) = 0;
+  // The same for a datagram in two parts, `head` then `body`: the backends
+  // copy each straight into the send slot (a PDS header and the SES bytes the
+  // engine keeps: pds::PacketSink::SendParts). Default: joins them in a
+  // scratch buffer, then Queue.
+  virtual void QueueParts(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
+                          std::span<const std::byte> body);
   // Hands everything queued to the kernel (EAGAIN: keeps the rest queued and
   // returns). Returns datagrams sent by this call.
   virtual size_t Flush() = 0;
@@ -144,6 +151,9 @@ class PacketIo {
 
  protected:
   PacketIo() = default;
+
+ private:
+  std::vector<std::byte> joined_;  // QueueParts's default
 };
 
 // Opens the backend that config.backend names (kAuto: io_uring, else mmsg),

@@ -26,13 +26,15 @@ TxRing::TxRing(size_t batch, size_t max_datagram)
 }
 
 bool TxRing::Push(int family, const IpAddress& dst, uint16_t port,
-                  std::span<const std::byte> bytes) {
+                  std::span<const std::byte> head, std::span<const std::byte> body) {
   const size_t slot = (head_ + count_) % batch_;
   const socklen_t len = ToSockaddr(family, dst, port, &addr_[slot]);
   if (len == 0) return false;
   addr_len_[slot] = len;
-  if (!bytes.empty()) std::memcpy(iov_[slot].iov_base, bytes.data(), bytes.size());
-  iov_[slot].iov_len = bytes.size();
+  auto* out = static_cast<std::byte*>(iov_[slot].iov_base);
+  if (!head.empty()) std::memcpy(out, head.data(), head.size());
+  if (!body.empty()) std::memcpy(out + head.size(), body.data(), body.size());
+  iov_[slot].iov_len = head.size() + body.size();
   ++count_;
   return true;
 }

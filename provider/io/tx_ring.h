@@ -50,9 +50,12 @@ class TxRing {
   size_t count() const { return count_; }
   bool full() const { return count_ == batch_; }
 
-  // Copies the datagram into the tail slot (bytes.size() <= max_datagram).
-  // False, and nothing queued, when a socket of `family` cannot reach dst.
-  bool Push(int family, const IpAddress& dst, uint16_t port, std::span<const std::byte> bytes);
+  // Copies the datagram, `head` then `body` (a PDS header and the SES bytes
+  // PDS keeps: PacketIo::QueueParts), into the tail slot (head.size() +
+  // body.size() <= max_datagram). False, and nothing queued, when a socket of
+  // `family` cannot reach dst.
+  bool Push(int family, const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
+            std::span<const std::byte> body);
 
   // PacketIo::Queue's policy, the same for every backend: a datagram over
   // max_datagram, or one that still finds the ring full after `flush`, or an
@@ -60,13 +63,14 @@ class TxRing {
   // error); a push that fills the ring flushes at once.
   template <typename Flush>
   bool Enqueue(int family, size_t max_datagram, const IpAddress& dst, uint16_t port,
-               std::span<const std::byte> bytes, Flush&& flush) {
-    if (bytes.size() > max_datagram) return false;
+               std::span<const std::byte> head, std::span<const std::byte> body,
+               Flush&& flush) {
+    if (head.size() + body.size() > max_datagram) return false;
     if (full()) {
       flush();
       if (full()) return false;  // EAGAIN left the ring full
     }
-    if (!Push(family, dst, port, bytes)) return false;
+    if (!Push(family, dst, port, head, body)) return false;
     if (full()) flush();
     return true;
   }

@@ -57,7 +57,12 @@ UdpIo::~UdpIo() { close(fd_); }
 size_t UdpIo::queued() const { return tx_->count(); }
 
 void UdpIo::Queue(const IpAddress& dst, uint16_t port, std::span<const std::byte> bytes) {
-  if (!tx_->Enqueue(family_, max_datagram_, dst, port, bytes, [this] { Flush(); })) {
+  QueueParts(dst, port, {}, bytes);
+}
+
+void UdpIo::QueueParts(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
+                       std::span<const std::byte> body) {
+  if (!tx_->Enqueue(family_, max_datagram_, dst, port, head, body, [this] { Flush(); })) {
     ++stats_.send_errors;
   }
 }

@@ -94,6 +94,9 @@ struct Sent {
   PdsHeader header;
   Bytes payload;  // what follows the PDS header (SES header / response bytes)
   uint16_t ev = 0;  // entropy value (SendOnPath); `from` then carries that EV's port
+  // Where the engine's body part lay (PacketSink::SendParts): a request's
+  // retained buffer, so tests can tell it was not copied on the way.
+  const std::byte* body_at = nullptr;
 
   PdsType type() const { return PdsHeaderType(header); }
   template <typename T>
@@ -170,6 +173,12 @@ class CaptureSink : public PacketSink {
     Send(dst, packet);
     sent.back().ev = ev;
     sent.back().from.port = static_cast<uint16_t>(self_.port + 1000 + ev);
+  }
+
+  void SendParts(const FabricAddress& dst, std::span<const std::byte> head,
+                 std::span<const std::byte> body, uint16_t ev) override {
+    PacketSink::SendParts(dst, head, body, ev);  // joined: Send or SendOnPath above
+    sent.back().body_at = body.data();
   }
 
   std::vector<Sent> Take() { return std::exchange(sent, {}); }

@@ -345,6 +345,36 @@ TEST_P(PacketIoTest, QueueFlushesWhenTheBatchIsFull) {
   for (uint32_t i = 0; i < 5; ++i) EXPECT_EQ(got[i].bytes, Pattern(i, 10 + i));
 }
 
+// Given datagrams queued in two parts (a PDS header and the SES bytes PDS
+// keeps: PacketSink::SendParts), expect each to arrive as the parts joined,
+// runs of equal total size grouped by GSO as for Queue, an empty part
+// allowed, and the size limit applied to both parts together.
+TEST_P(PacketIoTest, QueuePartsSendsTheJoinedDatagram) {
+  auto a = OpenOn(kLo4);  // max_datagram 9216
+  auto b = OpenOn(kLo4);
+  ASSERT_TRUE(a && b);
+  const std::vector<std::byte> body = Pattern(9, 4096);
+  std::vector<std::vector<std::byte>> want;
+  for (uint32_t i = 0; i < 6; ++i) {
+    const std::vector<std::byte> head = Pattern(i, 12);
+    a->QueueParts(kLo4, b->local_port(), head, body);
+    want.push_back(head);
+    want.back().insert(want.back().end(), body.begin(), body.end());
+  }
+  a->QueueParts(kLo4, b->local_port(), Pattern(7, 16), {});
+  want.push_back(Pattern(7, 16));
+  a->QueueParts(kLo4, b->local_port(), {}, Pattern(8, 100));
+  want.push_back(Pattern(8, 100));
+  a->QueueParts(kLo4, b->local_port(), Pattern(1, 16), Pattern(2, 9201));  // 9217 > 9216
+  EXPECT_EQ(a->stats().send_errors, 1u);
+  EXPECT_EQ(a->queued(), 8u);
+  EXPECT_EQ(a->Flush(), 8u);
+  const auto got = Receive(*b, 8);
+  ASSERT_EQ(got.size(), 8u);
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].bytes, want[i]) << i;
+  EXPECT_TRUE(test::Quiet(*b));
+}
+
 TEST_P(PacketIoTest, FlushReturnsDatagramsSent) {
   auto a = OpenOn(kLo4);
   auto b = OpenOn(kLo4);
