@@ -300,6 +300,8 @@ void Engine::RemovePdc(PdcId local) {
   if (it == pdcs_.end()) return;
   std::unique_ptr<Pdc> pdc = std::move(it->second);
   pdcs_.erase(it);
+  // Its sent packets' buffers are freed with it (SendRetained's contract).
+  if (pdc->tx) sink_.ReleasingAll();
   ForgetHalfOpen(*pdc);
   if (pdc->is_initiator()) {
     ForgetInitiatorKey(*pdc);
@@ -354,7 +356,7 @@ void Engine::PumpReleased(TimePoint now) {
 }
 
 void Engine::Emit(const FabricAddress& to, const PdsHeader& header,
-                  std::span<const std::byte> payload, uint16_t ev) {
+                  std::span<const std::byte> payload, uint16_t ev, bool retained) {
   // The header alone is written here; the payload goes to the sink as it is
   // (a request's retained buffer, an ACK's body): spec-notes/provider.md
   // "Copies per byte".
@@ -363,7 +365,11 @@ void Engine::Emit(const FabricAddress& to, const PdsHeader& header,
   if (!SerializePdsHeader(header, w).ok()) return;  // unreachable: fits kMaxHeaderBytes
   // A half-open PDC's send budget (engine_half_open.cc).
   if (!ChargeHalfOpenTx(header, w.written() + payload.size())) return;
-  sink_.SendParts(to, w.data(), payload, ev);
+  if (retained) {
+    sink_.SendRetained(to, w.data(), payload, ev);
+  } else {
+    sink_.SendParts(to, w.data(), payload, ev);
+  }
 }
 
 void PacketSink::SendParts(const FabricAddress& dst, std::span<const std::byte> head,

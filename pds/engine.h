@@ -227,6 +227,21 @@ class PacketSink {
   // and calls Send / SendOnPath.
   virtual void SendParts(const FabricAddress& dst, std::span<const std::byte> head,
                          std::span<const std::byte> body, uint16_t ev);
+  // SendParts for a RUD/ROD request, whose `body` is the buffer the engine
+  // keeps until the ACK: it stays valid and unchanged after the call, until
+  // the engine calls Releasing with a span holding it, or ReleasingAll. A sink
+  // may therefore point at it instead of copying it (the provider's send
+  // ring: spec-notes/provider.md "Copies per byte"). Default: SendParts.
+  virtual void SendRetained(const FabricAddress& dst, std::span<const std::byte> head,
+                            std::span<const std::byte> body, uint16_t ev) {
+    SendParts(dst, head, body, ev);
+  }
+  // The engine is about to free or reuse `bytes` (a buffer it gave to
+  // SendRetained): whatever still points into it must take its copy now.
+  virtual void Releasing(std::span<const std::byte> bytes) { (void)bytes; }
+  // The same for every buffer given to SendRetained so far (a sender half,
+  // with its retained buffers, goes away).
+  virtual void ReleasingAll() {}
 
  protected:
   // The joined packet (SendParts's default), or a sink's own use.
@@ -479,8 +494,9 @@ class Engine {
   void PumpReleased(TimePoint now);
   void Drop(DropReason reason) { counters_.drops.Count(reason); }
   // `ev`: the entropy value (0: the FEP's own socket).
+  // `retained`: `payload` is a request's SentPacket::ses_and_payload (SendRetained).
   void Emit(const FabricAddress& to, const PdsHeader& header, std::span<const std::byte> payload,
-            uint16_t ev = 0);
+            uint16_t ev = 0, bool retained = false);
   // Whether a request from `from` may belong to a PDC whose peer is `peer`.
   bool SamePeer(const FabricAddress& peer, const FabricAddress& from) const {
     return config_.sprayed_source_ports ? peer.ip == from.ip : peer == from;

@@ -273,7 +273,7 @@ void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
     if (retx) tx.entropy.OnLost(s.ev);
     s.ev = req.syn ? 0 : tx.entropy.Next();
     s.ev_seq = ++tx.ev_sent[s.ev];
-    Emit(pdc.peer, req, s.ses_and_payload, s.ev);
+    Emit(pdc.peer, req, s.ses_and_payload, s.ev, /*retained=*/true);
   }
   s.sent_at = now;
   pdc.last_activity = now;
@@ -363,6 +363,9 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
       completed_.push_back(std::move(d));
     }
     s.used = false;
+    // A resend of it may still be queued in the sink (a spurious retransmission
+    // and this ACK in one pass): the sink copies it before the pool reuses it.
+    sink_.Releasing(s.ses_and_payload);
     tx_buffers_.Give(std::move(s.ses_and_payload));
   });
   if (sum.outcome == AckOutcome::kInvalid) {
@@ -674,6 +677,7 @@ void Engine::Fail(PdcId local, FailureReason reason, Duration silent_for) {
 void Engine::FailSender(Pdc& pdc, const Failure& failure) {
   std::vector<uint64_t> failed = pdc.tx->PendingTokens();
   DropInFlight(pdc);
+  sink_.ReleasingAll();  // the sender's retained buffers go with it
   pdc.tx.reset();
   for (uint64_t token : failed) delivery_.OnSendFailed(token, failure);
 }
@@ -733,6 +737,7 @@ void Engine::RestartAt(TimePoint now, Pdc& pdc, Psn start) {
   if (!fresh.ok()) return;  // unreachable: config validated
   (*fresh)->queue = TakeUnsent(*pdc.tx);
   DropInFlight(pdc);
+  sink_.ReleasingAll();
   pdc.tx = std::move(*fresh);
   pdc.start_psn = start;
   ++counters_.start_psn_restarts;

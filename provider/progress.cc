@@ -254,6 +254,30 @@ void Progress::SendParts(const FabricAddress& dst, std::span<const std::byte> he
   }
 }
 
+void Progress::SendRetained(const FabricAddress& dst, std::span<const std::byte> head,
+                            std::span<const std::byte> body, uint16_t ev) {
+  if (security_) {
+    pds::PacketSink::SendParts(dst, head, body, ev);  // Seal needs it whole
+    return;
+  }
+  BeforeQueue(ev);
+  if (ev == 0) {
+    io_->QueueLent(dst.ip, dst.port, head, body);
+  } else {
+    ev_sockets_.Queue(ev, dst.ip, dst.port, head, body, /*lend=*/true);
+  }
+}
+
+void Progress::Releasing(std::span<const std::byte> bytes) {
+  io_->Detach(bytes);
+  ev_sockets_.Detach(bytes);
+}
+
+void Progress::ReleasingAll() {
+  io_->DetachAll();
+  ev_sockets_.DetachAll();
+}
+
 uint64_t Progress::AddOp(OpRecord op) {
   const uint64_t id = next_op_++;
   ops_.emplace(id, std::move(op));

@@ -118,6 +118,12 @@ class Progress final : public pds::PacketSink,
   // default (joined, then Send / SendOnPath seal it).
   void SendParts(const FabricAddress& dst, std::span<const std::byte> head,
                  std::span<const std::byte> body, uint16_t ev) override;
+  // TSS off: the ring points at `body` (PacketIo::QueueLent) until it is sent
+  // or the engine releases it (Releasing / ReleasingAll: copied in then).
+  void SendRetained(const FabricAddress& dst, std::span<const std::byte> head,
+                    std::span<const std::byte> body, uint16_t ev) override;
+  void Releasing(std::span<const std::byte> bytes) override;
+  void ReleasingAll() override;
   // The bytes to put on the wire for `packet`: sealed when TSS is on; nothing
   // when sealing refused (counter exhausted: out_invoke_fail, PDS sees a loss).
   std::optional<std::span<const std::byte>> Wire(const FabricAddress& dst,

@@ -123,6 +123,19 @@ class PacketIo {
   // scratch buffer, then Queue.
   virtual void QueueParts(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
                           std::span<const std::byte> body);
+  // QueueParts without copying `body`: the send slot points at it, so the
+  // caller keeps it valid and unchanged until Flush sent it or Detach /
+  // DetachAll copied it in (pds::PacketSink::SendRetained). Default (io_uring,
+  // whose round may stay in flight after Flush; impairment): QueueParts.
+  virtual void QueueLent(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
+                         std::span<const std::byte> body) {
+    QueueParts(dst, port, head, body);
+  }
+  // Copies into their slots the lent bodies of queued datagrams that lie
+  // within `bytes` (DetachAll: every one), before the caller frees or reuses
+  // them. Default: nothing is ever lent.
+  virtual void Detach(std::span<const std::byte> bytes) { (void)bytes; }
+  virtual void DetachAll() {}
   // Hands everything queued to the kernel (EAGAIN: keeps the rest queued and
   // returns). Returns datagrams sent by this call.
   virtual size_t Flush() = 0;

@@ -67,6 +67,17 @@ void UdpIo::QueueParts(const IpAddress& dst, uint16_t port, std::span<const std:
   }
 }
 
+void UdpIo::QueueLent(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
+                      std::span<const std::byte> body) {
+  if (!tx_->Enqueue(family_, max_datagram_, dst, port, head, body, [this] { Flush(); },
+                    /*lend=*/true)) {
+    ++stats_.send_errors;
+  }
+}
+
+void UdpIo::Detach(std::span<const std::byte> bytes) { tx_->Detach(bytes); }
+void UdpIo::DetachAll() { tx_->Detach({}, /*all=*/true); }
+
 size_t UdpIo::Flush() { return io_internal::SendQueued(fd_, *tx_, &gso_, &stats_); }
 
 size_t UdpIo::Poll(const std::function<void(const RxDatagram&)>& fn, size_t max) {

@@ -91,5 +91,68 @@ TEST_F(EngineTest, MovedRudiAndUudRequestsAreNotCopied) {
   EXPECT_EQ(A().TakeTxBuffer(1).data(), uud_at);
 }
 
+// The case that breaks a sink pointing at retained buffers naively: a
+// spurious RTO resend of X waits in the sink's batch, X's ACK arrives in the
+// same pass and gives X's buffer back, and the next request is built in that
+// very buffer before the batch is flushed. Given a lending sink, expect the
+// engine to release X's buffer (the sink copies the resend in) before the
+// pool reuses it, so the flushed resend still carries X's bytes.
+TEST_F(EngineTest, ABufferFreedBeforeTheFlushIsReleasedToTheSinkFirst) {
+  Build();
+  Establish();
+  sink_a_.lend = true;
+  const Bytes x = Payload(2, 4000);
+  std::vector<std::byte> buf = Built(A(), x);
+  const std::byte* at = buf.data();
+  ASSERT_TRUE(A().Submit(now_, Req(2), std::move(buf)).ok());
+  Sent first = TakeOneA();
+  sink_a_.Flush();  // sent
+  Deliver(first);
+  std::vector<Sent> acks = TakeB();  // held back: B's ACK is late
+  ASSERT_FALSE(acks.empty());
+
+  RunTimersAt(A().NextDeadline());  // spurious RTO: the resend is queued (lent)
+  std::vector<Sent> retx = TakeA();
+  ASSERT_EQ(retx.size(), 1u);
+  ASSERT_TRUE(retx[0].request() != nullptr && retx[0].request()->retx);
+  EXPECT_EQ(retx[0].body_at, at);
+  ASSERT_EQ(sink_a_.Undetached(), 1u);
+  TakeB();
+
+  const uint64_t released = sink_a_.releasing;
+  DeliverAll(acks);  // same pass: X is acked, its buffer goes back to the pool
+  EXPECT_EQ(del_a_.CompletedTokens().back(), 2u);
+  EXPECT_GT(sink_a_.releasing, released);
+  EXPECT_EQ(sink_a_.Undetached(), 0u) << "the queued resend still points at X's buffer";
+
+  const Bytes y = Payload(3, 4000);
+  std::vector<std::byte> next = Built(A(), y);
+  EXPECT_EQ(next.data(), at) << "the pool reuses X's buffer: the hazard is real";
+  ASSERT_TRUE(A().Submit(now_, Req(3), std::move(next)).ok());
+  TakeA();
+  sink_a_.Flush();  // the resend of X goes out as queued; Y as lent
+}
+
+// Given a lending sink and a resend waiting in it when the PDC fails (retry
+// limit), expect the sink told to release everything before the PDC's
+// buffers are freed: nothing left pointing at them.
+TEST_F(EngineTest, APdcThatFailsReleasesItsBuffersToTheSinkFirst) {
+  Build();
+  Establish();
+  sink_a_.lend = true;
+  SubmitOk(A(), Req(2), 4000);
+  TakeA();
+  for (int i = 0; i < 100 && del_a_.failed.empty(); ++i) {
+    sink_a_.Flush();
+    RunTimersAt(A().NextDeadline());  // resends, none delivered
+    TakeA();
+    TakeB();
+  }
+  ASSERT_EQ(del_a_.FailedTokens(), (std::vector<uint64_t>{2}));
+  EXPECT_GE(sink_a_.releasing_all, 1u);
+  EXPECT_EQ(sink_a_.Undetached(), 0u);
+  sink_a_.Flush();
+}
+
 }  // namespace
 }  // namespace uet::pds::engine_test

@@ -375,6 +375,60 @@ TEST_P(PacketIoTest, QueuePartsSendsTheJoinedDatagram) {
   EXPECT_TRUE(test::Quiet(*b));
 }
 
+// Given bodies queued lent (QueueLent), expect Detach to copy into the slot a
+// body the caller is about to reuse (the datagram then carries the bytes of
+// queue time), DetachAll every other one, and, on the mmsg backend, a body
+// neither detached nor sent to be read at Flush, not at Queue (it is lent, not
+// copied). The io_uring backend copies at once (QueueParts).
+TEST_P(PacketIoTest, QueueLentPointsAtTheBodyUntilDetached) {
+  auto a = OpenOn(kLo4);
+  auto b = OpenOn(kLo4);
+  ASSERT_TRUE(a && b);
+  const std::vector<std::byte> head = Pattern(1, 12);
+  std::vector<std::byte> reused = Pattern(2, 4096), freed = Pattern(3, 4096),
+                         kept = Pattern(4, 4096);
+  const std::vector<std::byte> reused_then = reused, freed_then = freed;
+  a->QueueLent(kLo4, b->local_port(), head, reused);
+  a->QueueLent(kLo4, b->local_port(), head, freed);
+  a->QueueLent(kLo4, b->local_port(), head, kept);
+  a->Detach(reused);
+  reused.assign(reused.size(), std::byte{0xAA});  // the pool hands it to a new packet
+  a->Detach(std::span(kept).subspan(0, 100));      // does not hold `kept`: stays lent
+  kept.assign(kept.size(), std::byte{0xBB});
+  a->QueueLent(kLo4, b->local_port(), head, kept);
+  a->DetachAll();
+  freed.assign(freed.size(), std::byte{0xCC});
+  kept.assign(kept.size(), std::byte{0xDD});
+  EXPECT_EQ(a->Flush(), 4u);
+  const auto got = Receive(*b, 4);
+  ASSERT_EQ(got.size(), 4u);
+  auto joined = [&](const std::vector<std::byte>& body) {
+    std::vector<std::byte> d = head;
+    d.insert(d.end(), body.begin(), body.end());
+    return d;
+  };
+  EXPECT_EQ(got[0].bytes, joined(reused_then));
+  EXPECT_EQ(got[1].bytes, joined(freed_then));
+  const std::vector<std::byte> at_queue = Pattern(4, 4096), at_detach(4096, std::byte{0xBB});
+  if (GetParam() == IoBackend::kMmsg) {
+    EXPECT_EQ(got[2].bytes, joined(at_detach)) << "lent, so read when DetachAll copied it";
+  } else {
+    EXPECT_EQ(got[2].bytes, joined(at_queue));
+  }
+  EXPECT_EQ(got[3].bytes, joined(at_detach));
+
+  // The common case: lent bodies sent by Flush as they are (a GSO run of
+  // three, six iovecs), and a shorter one ending it.
+  std::vector<std::vector<std::byte>> bodies{Pattern(5, 4096), Pattern(6, 4096),
+                                             Pattern(7, 4096), Pattern(8, 700)};
+  for (const auto& body : bodies) a->QueueLent(kLo4, b->local_port(), head, body);
+  EXPECT_EQ(a->Flush(), 4u);
+  const auto sent = Receive(*b, 4);
+  ASSERT_EQ(sent.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(sent[i].bytes, joined(bodies[i])) << i;
+  EXPECT_TRUE(test::Quiet(*b));
+}
+
 TEST_P(PacketIoTest, FlushReturnsDatagramsSent) {
   auto a = OpenOn(kLo4);
   auto b = OpenOn(kLo4);
