@@ -11,6 +11,9 @@
 //    a preallocated send slot, Flush hands everything queued to the kernel in
 //    one batch, Poll hands received datagrams to a callback as spans into
 //    preallocated receive buffers. Nothing is allocated per datagram.
+//    QueueParts copies a datagram given in two parts (PDS header, SES bytes);
+//    QueueLent (mmsg only) copies the header and points the slot at the body,
+//    which the caller keeps until Flush sends it or Detach copies it in.
 //  - Backends (IoBackend in io_config.h): UdpIo (udp_io.h, recvmmsg/sendmmsg)
 //    works everywhere; UringIo (uring_io.h) needs io_uring with multishot
 //    receive, provided-buffer rings and deferred task work (Linux 6.1+).
