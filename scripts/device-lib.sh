@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced (not run) by scripts/device-run.sh and scripts/device-bench.sh: the
 # Debian 12 packages the lent offline device machine lacks, fetched here with
 # apt-get and unpacked there into a private prefix, never over /.
@@ -49,4 +50,17 @@ device_unpack_deb() {
     *.xz) z=--xz ;; *.zst) z=--zstd ;; *.gz) z=--gzip ;;
   esac
   ar p "$deb" "$member" | tar -x $z -C "$dest" -f - || { echo "unpacking $deb failed" >&2; return 1; }
+}
+
+# device_postinst ROOT: what the unpacked packages' maintainer scripts do that
+# the loader needs (dpkg -x runs none of them): libpsm-infinipath1's postinst
+# makes the alternative libpsm_infinipath.so.1 (libfabric.so.1 needs it) point
+# at /usr/lib/libpsm1/libpsm_infinipath.so.1.16.
+device_postinst() {
+  local f
+  for f in "$1"/usr/lib/libpsm1/libpsm_infinipath.so.1.*; do
+    [[ -e $f ]] || continue
+    mkdir -p "$1/usr/lib/x86_64-linux-gnu" &&
+      ln -sf "$f" "$1/usr/lib/x86_64-linux-gnu/libpsm_infinipath.so.1" || return 1
+  done
 }

@@ -32,8 +32,8 @@ set -uo pipefail
 
 die() { echo "device-run: $*" >&2; exit 2; }
 here=$(cd "$(dirname "$0")/.." && pwd)
-# DEVICE_FABRIC_DEBS, device_fetch_debs, device_missing_debs, device_unpack_deb: beside
-# this script, or in the checkout when the script was copied into a carried folder.
+# DEVICE_FABRIC_DEBS and the device_* helpers: beside this script, or in the
+# checkout when the script was copied into a carried folder.
 lib=$(dirname "$0")/device-lib.sh
 [[ -f $lib ]] || lib=$here/scripts/device-lib.sh
 # shellcheck source=scripts/device-lib.sh
@@ -133,6 +133,7 @@ unpack_deb() {  # unpack_deb DEB: its files under $PREFIX
   device_unpack_deb "$1" "$PREFIX" || die "cannot unpack $1"
 }
 for d in "${debs[@]}"; do unpack_deb "$d"; done
+device_postinst "$PREFIX" || die "cannot complete the unpacked packages under $PREFIX"
 LIBS=$PREFIX/usr/lib/x86_64-linux-gnu:$PREFIX/lib/x86_64-linux-gnu${extra_lib_dir:+:$extra_lib_dir}
 export LD_LIBRARY_PATH=$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$PREFIX/usr/bin:$PATH
