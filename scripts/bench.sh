@@ -130,7 +130,7 @@ fi
 
 pp_bin=$(type -P "${UET_PINGPONG_FI_PINGPONG:-fi_pingpong}") ||
   { echo "bench: no ${UET_PINGPONG_FI_PINGPONG:-fi_pingpong} (apt-get install libfabric-bin)" >&2; exit 2; }
-pp_lib=$(ldd "$pp_bin" 2>/dev/null | awk '$1 == "libfabric.so.1" {print $3}')
+pp_lib=$({ ldd "$pp_bin" 2>/dev/null || true; } | awk '$1 == "libfabric.so.1" {print $3}')
 
 # veth needs namespaces and a veth pair; pingpong.sh would fall back to
 # loopback silently (a kernel without veth: it fails every veth run).
@@ -228,7 +228,7 @@ for mode in "${modes[@]}"; do
         late=$((late + 1))
         continue
       fi
-      echo "bench: $mode $prov -e $ep ${size} B (I=$ihi, I_lo=$ilo)" >&2
+      echo "bench: [$((SECONDS - start_s)) s] $mode $prov -e $ep ${size} B (I=$ihi, I_lo=$ilo)" >&2
       fails=0
       # Warm-up, discarded; it also caps I (UET_BENCH_MAX_RUN_S).
       if run_pp "$mode" "$prov" "$ep" "$size" "$ilo"; then

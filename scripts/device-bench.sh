@@ -31,7 +31,7 @@
 # missing (the message says which).
 #
 # Environment (run):
-#   DEVICE_BENCH_DEADLINE_S=S   bench.sh's UET_BENCH_DEADLINE_S (default 300): the
+#   DEVICE_BENCH_DEADLINE_S=S   bench.sh's UET_BENCH_DEADLINE_S (default 270): the
 #                               cells not started by then say "not run (deadline)",
 #                               so the report is written inside the call's limit
 #   DEVICE_BENCH_TOOLS=auto|carried  carried: the carried `ip` and GNU time even
@@ -80,6 +80,7 @@ fi
 [[ $# -ge 1 && $# -le 2 && ${1:-} != -* ]] || die "usage: $0 DIR [N]   or   $0 --prepare DIR [BUILD_DIR]"
 DIR=$(cd "$1" 2>/dev/null && pwd) || die "no directory $1"
 reps=${2:-3}
+[[ $reps =~ ^[1-9][0-9]*$ ]] || die "N must be a positive number"
 OUT=${OUT:-$PWD/device-bench-results}
 mkdir -p "$OUT" || die "cannot create $OUT"
 exec > >(tee "$OUT/device-bench.log") 2>&1
@@ -89,12 +90,17 @@ exec > >(tee "$OUT/device-bench.log") 2>&1
 missing=$(device_missing_debs "$DIR/debs" "${DEVICE_FABRIC_DEBS[@]}" "${TOOL_DEBS[@]}")
 [[ -z $missing ]] || die "prerequisite missing: $DIR/debs has no .deb for ${missing//$'\n'/ }"
 lacking=()
-for c in awk grep sed mktemp od tr chmod env cut sort nproc uname cat tail seq sleep timeout id ldd; do
+for c in awk grep sed mktemp od tr chmod env cut sort nproc uname cat tail seq sleep timeout id; do
   command -v "$c" >/dev/null || lacking+=("$c")
 done
 command -v dpkg >/dev/null || { command -v ar >/dev/null && command -v tar >/dev/null; } ||
   lacking+=("dpkg (or ar and tar)")
 ((${#lacking[@]} == 0)) || die "prerequisite missing on this machine: ${lacking[*]}"
+if ! command -v ldd >/dev/null; then  # glibc's ldd is a script around this
+  loader=/lib64/ld-linux-x86-64.so.2
+  [[ -x $loader ]] || die "prerequisite missing on this machine: ldd (and no $loader)"
+  ldd() { LD_TRACE_LOADED_OBJECTS=1 "$loader" "$@"; }
+fi
 
 # ---- unpack into a private prefix ----
 PREFIX=$(mktemp -d /tmp/uet-bench-prefix.XXXXXX) || die "mktemp failed"
@@ -205,6 +211,13 @@ echo "device-bench: prefix $PREFIX ready after $SECONDS s"
   echo "- CPUs: $(nproc) ($(lscpu 2>/dev/null | awk -F': *' '/^Model name/ {print $2; exit}' ||
     awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)); load average $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "- memory: $(awk '/^MemTotal/ {printf "%.1f GiB", $2 / 1048576}' /proc/meminfo)"
+  # The fixed cost of every fi_pingpong process, which bench.sh's subtraction
+  # removes but which sets how long the bench takes: the libraries' constructors
+  # (libinfinipath calibrates its cycle counter with ~330 usleep(125) calls),
+  # then fi_getinfo's provider initialisation (verbs reads /proc/kallsyms).
+  t0=$EPOCHREALTIME; fi_info --version >/dev/null; t1=$EPOCHREALTIME
+  fi_info -p tcp >/dev/null 2>&1; t2=$EPOCHREALTIME
+  echo "- start-up of one libfabric process: $(awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN {printf "%.0f ms to main() (fi_info --version), %.0f ms with fi_getinfo (fi_info -p tcp)", (b - a) * 1000, (c - b) * 1000}')"
   echo "- provider: $DIR/bundle/libuet-fi.so ($(cat "$DIR/REVISION" 2>/dev/null || echo "no REVISION"))"
   echo "- libfabric: $(fi_info --version | tr '\n' ' ')"
   echo "- ip: ${tool_src[ip]}; GNU time: ${tool_src[time]}"
@@ -227,7 +240,7 @@ cat "$OUT/machine.md"
 
 # ---- the bench ----
 export UET_BENCH_PROV_DIR=$DIR/bundle UET_BENCH_OUT=$OUT/bench.md UET_BENCH_PLOT=0
-export UET_BENCH_DEADLINE_S=${DEVICE_BENCH_DEADLINE_S:-300}
+export UET_BENCH_DEADLINE_S=${DEVICE_BENCH_DEADLINE_S:-270}
 UET_BENCH_REV=$(cat "$DIR/REVISION" 2>/dev/null || echo "revision unknown: no $DIR/REVISION")
 export UET_BENCH_REV
 export UET_BENCH_TIMEOUT=${UET_BENCH_TIMEOUT:-20}
@@ -238,7 +251,13 @@ cd "$here" || die "cannot enter $here"
 scripts/bench.sh "$reps" 2>"$OUT/bench.log"
 rc=$?
 echo "device-bench: bench.sh exit $rc after $((SECONDS - t0)) s"
-veth=$(grep -m1 '^- veth skipped' "$OUT/bench.md" 2>/dev/null || true)
-echo "device-bench: veth: ${veth:-run (two namespaces joined by a veth pair)}"
 [[ -f $OUT/bench.md ]] || die "bench.sh wrote no report (exit $rc): see $OUT/bench.log"
+veth_cells=$(awk '$1 == "veth"' "$OUT/bench.tsv" 2>/dev/null | wc -l)
+if ((veth_cells > 0)); then
+  echo "device-bench: veth: run ($veth_cells cells measured across two network namespaces joined by a veth pair)"
+elif grep -q '^- veth skipped' "$OUT/bench.md"; then
+  echo "device-bench: veth: not run: $(grep -m1 '^- veth skipped' "$OUT/bench.md")"
+else
+  echo "device-bench: veth: no cell measured (not in UET_BENCH_MODES, failed, or past the deadline: see bench.md)"
+fi
 exit 0
