@@ -47,9 +47,15 @@
 # the others (counted in the report).
 #
 # Time: 2 modes x 31 cells x (1 + 2N) runs = 434 fi_pingpong runs with N=3,
-# each about 1 s of start-up (two processes, namespaces) plus its transfers
-# (0.1-1 s on an idle machine, at most UET_BENCH_MAX_RUN_S): about 12 minutes
-# with N=3 on an idle 2-core machine, twice that with the default N=5. The two fi_pingpong processes each spin
+# each about 0.7 s of start-up plus its transfers (0.1-1 s on an idle machine,
+# at most UET_BENCH_MAX_RUN_S): about 12 minutes with N=3 on an idle 2-core
+# machine, twice that with the default N=5 (N=1: 260 s at load 3-4). The
+# start-up is fi_pingpong's own, one process after the other: ~0.2 s of
+# library constructors (Debian's libinfinipath calibrates its cycle counter
+# with ~330 usleep calls) before the server listens and again before the
+# client connects, then ~0.1 s of provider initialisation in each (the verbs
+# provider reads /proc/kallsyms); pingpong.sh adds ~20 ms (namespaces, the
+# 10 ms polls for the server's port). The two fi_pingpong processes each spin
 # on a core, so other load on the machine shows in the numbers (the report
 # records the load average); bench on a quiet machine.
 #
@@ -74,7 +80,8 @@
 #   UET_BENCH_DEADLINE_S=S      cells not started S seconds after the first say
 #                               "not run (deadline)" (default: no deadline), so
 #                               that a run with a hard time limit still writes its
-#                               report
+#                               report; providers are measured in list order, each
+#                               in every setup, so the deadline cuts the last ones
 #   UET_BENCH_PLOT=0            no plot (scripts/plot-bench.sh installs gnuplot
 #                               with apt-get, which an offline machine cannot)
 #   UET_BENCH_REV=TEXT          the source revision for the report where this is
@@ -208,10 +215,12 @@ deadline=${UET_BENCH_DEADLINE_S:-}
 late=0
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "bench: modes ${modes[*]}; ${#providers[@]} providers; sizes ${sizes[*]}; N=$reps; provider dir $prov_dir; $pp_bin (${pp_lib:-libfabric.so.1 unknown})" >&2
-for mode in "${modes[@]}"; do
-  for pe in "${providers[@]}"; do
-    prov=${pe%:*}
-    ep=${pe##*:}
+# Provider by provider, both setups of one provider in turn (so a deadline
+# leaves out the last providers of the list, in every setup alike).
+for pe in "${providers[@]}"; do
+  prov=${pe%:*}
+  ep=${pe##*:}
+  for mode in "${modes[@]}"; do
     for s in "${sizes[@]}"; do
       size=${s%%:*}
       ihi=${s##*:}
