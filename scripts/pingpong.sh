@@ -441,7 +441,7 @@ export FI_PROVIDER_PATH="$prov_dir"
 server=$!
 pids+=("$server")
 # The server listens on its out-of-band TCP port before the client connects
-# (fi_pingpong's client connects once, no retry). Up to 10 s.
+# (fi_pingpong's client connects once, no retry): 1000 looks, 10 s or more.
 for _ in $(seq 1 1000); do
   kill -0 "$server" 2>/dev/null || break
   listening "$server" "$oob_port" && break
@@ -475,7 +475,7 @@ if [ -n "$during_pid" ]; then
 fi
 pids=("$server" ${capture_pid:+"$capture_pid"})
 # The server ends with the client; if the client failed it may wait for ever.
-# Up to 10 s (3 s after a failed client), looked at every 10 ms.
+# 1000 looks 10 ms apart (300 after a failed client): 10 s (3 s) or more.
 grace=1000
 ((rc_client == 0)) || grace=300
 for _ in $(seq 1 "$grace"); do
