@@ -84,6 +84,16 @@ reps=${2:-3}
 OUT=${OUT:-$PWD/device-bench-results}
 mkdir -p "$OUT" || die "cannot create $OUT"
 exec > >(tee "$OUT/device-bench.log") 2>&1
+tee_pid=$!
+PREFIX=
+# On every exit: the prefix removed, and the log complete before the call returns.
+# shellcheck disable=SC2317  # invoked by the trap
+finish() {
+  [[ -z $PREFIX ]] || rm -rf "$PREFIX"
+  exec >&- 2>&-
+  wait "$tee_pid" 2>/dev/null
+}
+trap finish EXIT
 
 # ---- prerequisites ----
 [[ -f $DIR/bundle/libuet-fi.so ]] || die "prerequisite missing: $DIR/bundle/libuet-fi.so (run --prepare here first)"
@@ -104,7 +114,6 @@ fi
 
 # ---- unpack into a private prefix ----
 PREFIX=$(mktemp -d /tmp/uet-bench-prefix.XXXXXX) || die "mktemp failed"
-trap 'rm -rf "$PREFIX"' EXIT
 for d in "$DIR"/debs/*.deb; do
   p=$(basename "$d")
   p=${p%%_*}
