@@ -1,9 +1,7 @@
 #include "tss/aes_gcm.h"
 
 #include <openssl/err.h>
-#include <openssl/core_names.h>
 #include <openssl/evp.h>
-#include <openssl/params.h>
 
 #include <algorithm>
 #include <array>
@@ -156,13 +154,12 @@ Status AesGcm256::FinishSeal(std::span<std::byte, kTagSize> tag) {
   int outl = 0;
   unsigned char dummy[16];
   if (EVP_EncryptFinal_ex(ctx, dummy, &outl) != 1) return OpensslError("EVP_EncryptFinal_ex");
-  // The provider's parameter directly: EVP_CIPHER_CTX_ctrl(EVP_CTRL_GCM_GET_TAG)
-  // builds the same OSSL_PARAM after a dispatch that costs as much.
-  OSSL_PARAM params[] = {
-      OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, tag.data(), kTagSize),
-      OSSL_PARAM_construct_end()};
-  if (EVP_CIPHER_CTX_get_params(ctx, params) != 1) {
-    return OpensslError("EVP_CIPHER_CTX_get_params(aead tag)");
+  // ctrl, not a prebuilt OSSL_PARAM with EVP_CIPHER_CTX_get_params: both end
+  // in the provider's gcm_get_ctx_params (its OSSL_PARAM_locate calls are the
+  // cost), and the bench measured no difference (spec-notes/tss.md).
+  if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, static_cast<int>(kTagSize), U(tag.data())) !=
+      1) {
+    return OpensslError("EVP_CIPHER_CTX_ctrl(EVP_CTRL_GCM_GET_TAG)");
   }
   return OkStatus();
 }
@@ -172,11 +169,11 @@ Status AesGcm256::FinishOpen(std::span<const std::byte, kTagSize> tag) {
   // OpenSSL takes a non-const pointer for SET_TAG but only reads it.
   std::array<std::byte, kTagSize> t;
   std::copy(tag.begin(), tag.end(), t.begin());
-  OSSL_PARAM params[] = {
-      OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, t.data(), kTagSize),
-      OSSL_PARAM_construct_end()};
-  if (EVP_CIPHER_CTX_set_params(ctx, params) != 1) {
-    return OpensslError("EVP_CIPHER_CTX_set_params(aead tag)");
+  // ctrl, not EVP_CIPHER_CTX_set_params: OpenSSL 3's set_params also looks
+  // the key and IV lengths up in the array afterwards (more strcmp).
+  if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, static_cast<int>(kTagSize), U(t.data())) !=
+      1) {
+    return OpensslError("EVP_CIPHER_CTX_ctrl(EVP_CTRL_GCM_SET_TAG)");
   }
   int outl = 0;
   unsigned char dummy[16];
