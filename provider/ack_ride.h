@@ -37,7 +37,7 @@ namespace uet::prov {
 class AckRide {
  public:
   static constexpr size_t kMaxHeld = 8;
-  static constexpr uint32_t kMinSkip = 16;
+  static constexpr uint32_t kMinSkip = 2;
   static constexpr uint32_t kMaxSkip = 1024;
 
   struct Counters {
