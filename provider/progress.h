@@ -87,7 +87,6 @@ class Progress final : public pds::PacketSink,
   void FlushHeld() {
     if (ride_.held()) FlushNow();
   }
-  const AckRide& ride() const { return ride_; }
   TimePoint Now() const;
 
   ses::Endpoint& ses() { return *ses_; }
