@@ -13,14 +13,17 @@
 // PDS ACK of each message then leaves in the same sendmmsg as the reply (one
 // send call per side per round trip), or apart with FI_UET_ACK_RIDE_US=0 (two).
 // One process per case (the provider reads FI_UET_* once).
+#include <linux/io_uring.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <regex>
 #include <string>
@@ -192,6 +195,29 @@ TEST_F(AckRide, PingPongMakesOneSendCallPerSidePerRoundTrip) {
   // Each side's ACK rode with its next message, but for the last one of each
   // PingPong (it expires), holds that a preempted thread let expire, and the
   // backoff's skips after those.
+  EXPECT_GE(r.rode, 2u * kRoundTrips - kRoundTrips / 5);
+}
+
+// The io_uring backend holds the same way: its send calls (the provider's
+// count, one submission each) are one per side per round trip too.
+class AckRideUring : public AckRide {
+ protected:
+  void SetUp() override {
+    io_uring_params p{};
+    const long fd = syscall(__NR_io_uring_setup, 4, &p);
+    if (fd < 0) GTEST_SKIP() << "io_uring unavailable: " << strerror(errno);
+    close(static_cast<int>(fd));
+    setenv("FI_UET_IO_BACKEND", "uring", 1);
+    AckRide::SetUp();
+  }
+};
+
+TEST_F(AckRideUring, PingPongMakesOneSendCallPerSidePerRoundTrip) {
+  ASSERT_NO_FATAL_FAILURE(PingPong(kRoundTrips));
+  const RideLog r = CloseAndParse();
+  EXPECT_NE(log_.find("(uring)"), std::string::npos) << "not the io_uring backend";
+  EXPECT_GE(r.send_calls, 2u * kRoundTrips);
+  EXPECT_LE(r.send_calls, 2u * kRoundTrips + kRoundTrips / 5) << "ACKs left apart";
   EXPECT_GE(r.rode, 2u * kRoundTrips - kRoundTrips / 5);
 }
 
