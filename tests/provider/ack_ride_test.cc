@@ -12,7 +12,10 @@
 // the server waits for the message, posts its next receive and replies. The
 // PDS ACK of each message then leaves in the same sendmmsg as the reply (one
 // send call per side per round trip), or apart with FI_UET_ACK_RIDE_US=0 (two).
-// One process per case (the provider reads FI_UET_* once).
+// The count cases run with a 1 ms window (and a 1 s RTO floor, which caps it
+// at 250 ms) so that a slow or preempted test thread does not let holds
+// expire; AckRideDefaults checks the default window. One process per case
+// (the provider reads FI_UET_* once).
 #include <linux/io_uring.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -77,6 +80,13 @@ class AckRide : public RdmApi {
  protected:
   void SetUp() override {
     SKIP_UNLESS_FIRST_IN_PROCESS();
+    if (!defaults_) {
+      // A 1 ms window (under a quarter of a 1 s RTO floor): a test thread
+      // that is preempted, or slowed by a sanitizer, between a read and its
+      // send does not let holds expire. A case may set its own first.
+      setenv("FI_UET_RTO_FLOOR_US", "1000000", 0);
+      setenv("FI_UET_ACK_RIDE_US", "1000", 0);
+    }
     setenv("FI_LOG_LEVEL", "info", 1);
     testing::internal::CaptureStderr();  // from the first fi_getinfo to the close
     captured_ = true;
@@ -172,6 +182,7 @@ class AckRide : public RdmApi {
   }
 
   static constexpr auto kLimit = std::chrono::milliseconds(20000);
+  bool defaults_ = false;  // leave FI_UET_ACK_RIDE_US and the RTO floor alone
   bool captured_ = false;
   std::string log_;
 };
@@ -191,11 +202,42 @@ TEST_F(AckRide, PingPongMakesOneSendCallPerSidePerRoundTrip) {
   // also shows that the counting sendmmsg is the one the provider calls).
   EXPECT_GE(calls, 2u * kRoundTrips);
   EXPECT_LE(calls, 2u * kRoundTrips + kRoundTrips / 5) << "ACKs left apart from the replies";
-  EXPECT_EQ(r.window_us, 32);
+  EXPECT_EQ(r.window_us, 1000);
   // Each side's ACK rode with its next message, but for the last one of each
   // PingPong (it expires), holds that a preempted thread let expire, and the
   // backoff's skips after those.
   EXPECT_GE(r.rode, 2u * kRoundTrips - kRoundTrips / 5);
+}
+
+// The defaults: a 32 us window (FI_UET_ACK_RIDE_US), at most a quarter of the
+// RTO floor: 25 us with FI_UET_RTO_FLOOR_US=100.
+class AckRideDefaults : public AckRide {
+ protected:
+  void SetUp() override {
+    defaults_ = true;
+    AckRide::SetUp();
+  }
+};
+
+TEST_F(AckRideDefaults, WindowIs32Us) {
+  ASSERT_NO_FATAL_FAILURE(PingPong(50));
+  const RideLog r = CloseAndParse();
+  EXPECT_EQ(r.window_us, 32);
+  EXPECT_GT(r.held, 0u);
+}
+
+class AckRideCapped : public AckRideDefaults {
+ protected:
+  void SetUp() override {
+    setenv("FI_UET_RTO_FLOOR_US", "100", 1);
+    AckRideDefaults::SetUp();
+  }
+};
+
+TEST_F(AckRideCapped, WindowIsAtMostAQuarterOfTheRtoFloor) {
+  ASSERT_NO_FATAL_FAILURE(PingPong(50));
+  const RideLog r = CloseAndParse();
+  EXPECT_EQ(r.window_us, 25);
 }
 
 // The io_uring backend holds the same way: its send calls (the provider's
