@@ -1,7 +1,7 @@
 // PacketSecurity: design in packet_security.h.
 #include "provider/packet_security.h"
 
-#include <cstring>
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -83,26 +83,41 @@ absl::StatusOr<std::unique_ptr<PacketSecurity>> PacketSecurity::Create(
   return s;
 }
 
+std::span<std::byte> PacketSecurity::Scratch::Get(size_t n) {
+  if (n > size_) {
+    bytes_ = std::make_unique_for_overwrite<std::byte[]>(n);
+    size_ = n;
+  }
+  return {bytes_.get(), n};
+}
+
 std::optional<std::span<const std::byte>> PacketSecurity::Seal(
     const FabricAddress& dst, std::span<const std::byte> packet) {
-  const size_t header = sd_->header_size();
-  tx_.resize(header + packet.size() + tss::kTagSize);
-  if (!packet.empty()) std::memcpy(tx_.data() + header, packet.data(), packet.size());
+  return Seal(dst, packet, {});
+}
+
+std::optional<std::span<const std::byte>> PacketSecurity::Seal(const FabricAddress& dst,
+                                                                std::span<const std::byte> head,
+                                                                std::span<const std::byte> body) {
+  const std::span<std::byte> out =
+      tx_.Get(sd_->header_size() + head.size() + body.size() + tss::kTagSize);
+  const std::span<const std::byte> parts[] = {head, body};
   // Server mode derives the client's key from its SSI: the peer's SSI under
   // the same rule as ours (FI_UET_TSS_SSI overrides only the local one).
   const tss::SealPeer peer{.ssi = DefaultSsi(dst.ip, dst.port)};
   Result<size_t> n =
-      tss::Seal(*sd_, tss::AadAddrs{.src = local_, .dst = dst.ip, .entropy_header = {}}, tx_,
-                packet.size(), peer);
+      tss::SealTo(*sd_, tss::AadAddrs{.src = local_, .dst = dst.ip, .entropy_header = {}}, parts,
+                  out, peer);
   if (!n.ok()) return std::nullopt;
-  return std::span<const std::byte>(tx_.data(), *n);
+  return out.first(*n);
 }
 
 std::optional<std::span<const std::byte>> PacketSecurity::Open(
     const FabricAddress& src, std::span<const std::byte> datagram) {
-  rx_.assign(datagram.begin(), datagram.end());
-  Result<tss::Opened> opened =
-      tss::Open(table_, tss::AadAddrs{.src = src.ip, .dst = local_, .entropy_header = {}}, rx_);
+  // The plaintext is shorter than the datagram by the header and the tag.
+  const std::span<std::byte> out = rx_.Get(datagram.size());
+  Result<tss::Opened> opened = tss::OpenTo(
+      table_, tss::AadAddrs{.src = src.ip, .dst = local_, .entropy_header = {}}, datagram, out);
   if (!opened.ok()) {
     ++refused_;
     last_refusal_ = src.ToString() + ": " + opened.error().ToString();
@@ -110,7 +125,7 @@ std::optional<std::span<const std::byte>> PacketSecurity::Open(
   }
   // Every packet of our SDs carries an SSI (Create configures one).
   if (opened->header.ssi) NoteSsi(src, *opened->header.ssi);
-  return std::span<const std::byte>(rx_.data() + opened->header_size, opened->plaintext_size);
+  return std::span<const std::byte>(out.data(), opened->plaintext_size);
 }
 
 void PacketSecurity::NoteSsi(const FabricAddress& src, uint32_t ssi) {

@@ -22,10 +22,15 @@
 //    peers' replay windows accept it.
 //  - AAD addresses are the bound local address and the peer's: TSS needs a
 //    specific local address (Create refuses a wildcard).
-//  - Sealing copies the PDS packet once into a send buffer (header room, tag
-//    room) and encrypts there; opening copies the datagram once into a receive
-//    buffer and decrypts there (the backend's receive buffer is read-only to
-//    us). The AES-GCM contexts are the library's, made once per key.
+//  - Sealing encrypts the PDS packet, given as one span or as two (head: the
+//    PDS/SES headers, body: the payload, wherever they live), straight into a
+//    send buffer behind the TSS header (tss::SealTo): OpenSSL reads the
+//    plaintext and writes the ciphertext in one pass, no copy first. Opening
+//    decrypts straight from the backend's receive buffer (read-only to us)
+//    into a receive buffer (tss::OpenTo). Both buffers grow to the largest
+//    datagram seen and are never shrunk or zero-filled. The AES-GCM contexts
+//    are the library's, made once per key (spec-notes/tss.md "Per-packet
+//    cost (issue 20)").
 //  - Datagrams that are not TSS (first 5 bits != 1) are dropped and counted
 //    (in_rx_encryption_bypass_pkts), except the provider's CM datagrams, which
 //    the caller handles before (they stay in clear: spec-notes, open point).
@@ -93,6 +98,12 @@ class PacketSecurity {
   // nothing when sealing is refused (counter exhausted: out_invoke_fail).
   std::optional<std::span<const std::byte>> Seal(const FabricAddress& dst,
                                                  std::span<const std::byte> packet);
+  // The same for the packet head ‖ body (e.g. the encoded PDS/SES headers and
+  // the payload where it lies): the sealed bytes equal Seal(dst, head ‖ body),
+  // without gathering them first.
+  std::optional<std::span<const std::byte>> Seal(const FabricAddress& dst,
+                                                 std::span<const std::byte> head,
+                                                 std::span<const std::byte> body);
   // The PDS packet inside a datagram from `src`, valid until the next Open;
   // nothing when the datagram is refused (counted).
   std::optional<std::span<const std::byte>> Open(const FabricAddress& src,
@@ -111,6 +122,17 @@ class PacketSecurity {
   std::string CountersText() const;
 
  private:
+  // A buffer that only grows: no zero fill when a small datagram (an ACK) is
+  // followed by a large one, as a resized std::vector would do.
+  class Scratch {
+   public:
+    std::span<std::byte> Get(size_t n);
+
+   private:
+    std::unique_ptr<std::byte[]> bytes_;
+    size_t size_ = 0;
+  };
+
   PacketSecurity() = default;
   void NoteSsi(const FabricAddress& src, uint32_t ssi);
 
@@ -118,8 +140,8 @@ class PacketSecurity {
   uint32_t ssi_ = 0;
   tss::SecureDomainTable table_;
   tss::SecureDomain* sd_ = nullptr;
-  std::vector<std::byte> tx_;
-  std::vector<std::byte> rx_;
+  Scratch tx_;
+  Scratch rx_;
   // SSI -> the source first seen with it (bounded; collisions logged once).
   std::unordered_map<uint32_t, FabricAddress> ssi_sources_;
   bool ssi_collision_logged_ = false;

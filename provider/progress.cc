@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <string_view>
@@ -38,6 +39,15 @@ Result<std::unique_ptr<Progress>> Progress::Create(Endpoint& ep,
   p->in_order_.assign(p->ev_sockets_.count(), false);
   p->flush_order_.reserve(p->ev_sockets_.count());
   c.pds.sprayed_source_ports = true;
+  // ACKs ride with the next send only where a domain thread sends a held
+  // batch when the application stops calling (the standby thread, or
+  // FI_PROGRESS_AUTO's), and never longer than a quarter of our RTO floor
+  // (spec-notes/provider.md "ACKs ride with the next send (issue 20)").
+  if (ep.domain != nullptr && ep.domain->auto_progress.joinable()) {
+    const Duration window =
+        std::min<Duration>(std::chrono::microseconds(Params().ack_ride_us), c.pds.rto.min_rto / 4);
+    p->ride_ = AckRide(window);
+  }
   UET_ASSIGN_OR_RETURN(p->ses_, ses::Endpoint::Create(c, p->random_, *p, *p));
   return p;
 }
@@ -58,6 +68,13 @@ Progress::~Progress() {
                ULL(s.send_errors), ULL(s.truncated), ULL(s.gso_sends), ULL(s.gro_receives),
                ULL(s.impair_dropped), ULL(s.impair_duplicated), ULL(s.impair_reordered),
                ULL(s.rx_calls), ULL(s.rx_empty), ULL(s.rx_fallback_polls));
+  const AckRide::Counters& r = ride_.counters();
+  UET_LOG_INFO(FI_LOG_EP_DATA,
+               "uet: endpoint port %u: send calls %llu; ACK riding (window %lld us): held "
+               "%llu, rode %llu, expired %llu, released %llu, skipped %llu\n",
+               io_->local_port(), ULL(send_batches_),
+               static_cast<long long>(ride_.window() / std::chrono::microseconds(1)),
+               ULL(r.held), ULL(r.rode), ULL(r.expired), ULL(r.released), ULL(r.skipped));
   if (ev_sockets_.count() > 1) {
     const PacketIo::Stats& e = ev_sockets_.stats();
     UET_LOG_INFO(FI_LOG_EP_DATA,
@@ -98,11 +115,17 @@ TimePoint Progress::Now() const {
   return TimePoint{std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec)};
 }
 
-size_t Progress::Run() {
+size_t Progress::Run(bool may_hold) {
   const TimePoint now = Now();
   if (!t_domain_progress_thread) {
     ep_.domain->app_progress_ns.store(now.since_epoch.count(), std::memory_order_relaxed);
   }
+  // A held batch (ACKs riding with the next send) waits through this pass
+  // only when the pass may hold and it is young: the domain threads' passes,
+  // fi_trywait's, EQ reads' and close's send it first.
+  may_hold = may_hold && ride_.on() && !t_domain_progress_thread;
+  if (ride_.held() && (!may_hold || ride_.Expired(now))) FlushNow();
+  const uint64_t visible_before = may_hold ? VisibleEvents() : 0;
   // The thread that polls most receives without system calls (io_uring):
   // the application's under manual progress (the standby thread only stands
   // in), the domain thread under FI_PROGRESS_AUTO.
@@ -129,7 +152,11 @@ size_t Progress::Run() {
   if (now >= ses_->NextDeadline()) ses_->OnTimer(now);
   if (hmem_ != nullptr && hmem_->busy()) hmem_->Poll();
   if (ep_.type == FI_EP_MSG) CmOnTimer(ep_, now.since_epoch.count());
-  Flush();
+  // Only ACKs/control queued after a completion went to the application: they
+  // wait for its answer (provider/ack_ride.h); anything else goes now.
+  if (!(may_hold && ride_.Hold(now, QueuedTotal(), VisibleEvents() != visible_before))) {
+    FlushNow();
+  }
   if (!t_domain_progress_thread) {
     // And when it ended: a pass that ran longer than FI_UET_IDLE_PROGRESS_MS
     // (a large receive on a busy CPU) is no idle time for the standby thread.
@@ -206,21 +233,51 @@ void Progress::BeforeQueue(uint16_t ev) {
   }
 }
 
+size_t Progress::QueuedTotal() const {
+  size_t n = io_->queued();
+  for (uint16_t ev : flush_order_) {
+    if (ev != 0) n += ev_sockets_.queued(ev);
+  }
+  return n;
+}
+
+uint64_t Progress::VisibleEvents() const {
+  uint64_t n = 0;
+  for (const Cq* cq : {ep_.tx_cq, ep_.rx_cq}) {
+    if (cq != nullptr) n += cq->entries.size() + cq->errors.size();
+  }
+  for (const Cntr* c : {ep_.send_cntr, ep_.recv_cntr, ep_.read_cntr, ep_.write_cntr,
+                        ep_.remote_read_cntr, ep_.remote_write_cntr}) {
+    if (c != nullptr) n += c->value + c->errors;
+  }
+  return n;
+}
+
 void Progress::Flush() {
+  if (ride_.held() && ride_.KeepOnFlush(Now(), QueuedTotal())) return;
+  FlushNow();
+}
+
+void Progress::FlushNow() {
+  if (ride_.on()) ride_.OnFlush(ride_.held() ? Now() : TimePoint{}, QueuedTotal());
   for (uint16_t ev : flush_order_) {
     if (ev == 0) {
+      if (io_->queued() > 0) ++send_batches_;
       io_->Flush();
     } else {
+      if (ev_sockets_.queued(ev) > 0) ++send_batches_;
       ev_sockets_.Flush(ev);
     }
     in_order_[ev] = false;
   }
   flush_order_.clear();
   // What was queued without BeforeQueue (CM datagrams).
+  if (io_->queued() > 0) ++send_batches_;
   io_->Flush();
 }
 
 void Progress::Send(const FabricAddress& dst, std::span<const std::byte> packet) {
+  ride_.OnQueued(packet);
   if (std::optional<std::span<const std::byte>> wire = Wire(dst, packet)) {
     BeforeQueue(0);
     io_->Queue(dst.ip, dst.port, *wire);
@@ -229,6 +286,7 @@ void Progress::Send(const FabricAddress& dst, std::span<const std::byte> packet)
 
 void Progress::SendOnPath(const FabricAddress& dst, std::span<const std::byte> packet,
                           uint16_t ev) {
+  ride_.OnQueued(packet);
   // An EV outside the pool (none: entropy_count is its size) is counted as a
   // send error by EvSockets::Queue. EV 0's packets wait in the main socket's
   // batch and the others in their EV's, all sent by the same Flush: order

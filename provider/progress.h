@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "pds/engine.h"
+#include "provider/ack_ride.h"
 #include "provider/hmem/ep_hmem.h"
 #include "provider/io/ev_sockets.h"
 #include "provider/io/packet_io.h"
@@ -62,7 +63,13 @@ class Progress final : public pds::PacketSink,
   // One pass: receive what waits, run due timers, poll device copies, send
   // what is queued. Returns the datagrams it received (0: the socket was
   // empty; fi_cq_read yields the CPU only then, uet_cq.cc).
-  size_t Run();
+  //
+  // may_hold: the caller hands completions straight back to the application
+  // (fi_cq_read, fi_cntr_read): when the pass handed one and queued only
+  // ACKs/control packets, they stay queued for the application's next message
+  // (provider/ack_ride.h). A caller that may sleep next calls FlushHeld first.
+  // Any other pass (false) sends a held batch before it polls.
+  size_t Run(bool may_hold = false);
   // When Run must next be called: the SES deadline, or now while device
   // copies are in flight (their events are polled, never waited for).
   TimePoint NextDeadline() const;
@@ -72,8 +79,14 @@ class Progress final : public pds::PacketSink,
   // Sends what the last operations queued, on the main socket and every EV's,
   // socket by socket in the order their first queued packet came (a sprayed
   // PDC's runs then leave in PSN order on one path: spec-notes/pds.md "EV
-  // send order").
+  // send order"). A held batch (Run) stays when nothing was queued after it
+  // and it is younger than the ride window (a receive posted); otherwise it
+  // leaves with what was.
   void Flush();
+  // Sends a held batch now: before a blocking wait sleeps, at close.
+  void FlushHeld() {
+    if (ride_.held()) FlushNow();
+  }
   TimePoint Now() const;
 
   ses::Endpoint& ses() { return *ses_; }
@@ -152,6 +165,14 @@ class Progress final : public pds::PacketSink,
   // Before a packet goes into EV `ev`'s batch: a full batch first flushes
   // every socket in order (a batch sending itself would overtake the others).
   void BeforeQueue(uint16_t ev);
+  // ACKs ride with the next send (issue 20): what waits in the send rings
+  // (FlushNow sends it all, held or not), and send calls made (socket
+  // batches flushed with something queued; logged at close).
+  void FlushNow();
+  size_t QueuedTotal() const;
+  uint64_t VisibleEvents() const;  // CQ entries and counter events, for Run
+  AckRide ride_;
+  uint64_t send_batches_ = 0;
   std::optional<TimePoint> last_arrival_;
   SeededRandom random_;
   std::unique_ptr<ses::Endpoint> ses_;

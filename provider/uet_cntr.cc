@@ -26,9 +26,11 @@ namespace {
 
 Cntr& C(struct fid_cntr* fid) { return *Owner<Cntr>(fid); }
 
+// may_hold: the read returns to the application, whose answer the ACKs of
+// what it counted may ride with (provider/ack_ride.h).
 void Drive(Cntr& c) {
   for (Endpoint* ep : c.endpoints) {
-    if (ep->progress) ep->progress->Run();
+    if (ep->progress) ep->progress->Run(/*may_hold=*/true);
   }
 }
 
@@ -102,8 +104,10 @@ int CntrWait(struct fid_cntr* fid, uint64_t threshold, int timeout) {
         if (c.value >= threshold) return FI_SUCCESS;
         if (c.errors != errors_at_start) return -FI_EAVAIL;
         for (Endpoint* ep : c.endpoints) {
-          if (ep->progress) fds.push_back(pollfd{ep->progress->fd(), POLLIN, 0});
-          if (ep->progress && ep->progress->HasDeviceWork()) device_work = true;
+          if (!ep->progress) continue;
+          ep->progress->FlushHeld();  // held ACKs go before we sleep
+          fds.push_back(pollfd{ep->progress->fd(), POLLIN, 0});
+          if (ep->progress->HasDeviceWork()) device_work = true;
         }
       }
       // PDS timers need a pass at least every millisecond; device copies in

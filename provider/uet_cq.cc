@@ -30,8 +30,10 @@ size_t EntrySize(enum fi_cq_format f) {
 // *received: the datagrams the progress passes took in.
 ssize_t ReadLocked(Cq& cq, void* buf, size_t count, fi_addr_t* src, size_t* received = nullptr) {
   size_t got = 0;
+  // may_hold: ACKs of what this read returns may wait for the application's
+  // answer (provider/ack_ride.h); a blocking read that sleeps sends them first.
   for (Endpoint* ep : cq.endpoints) {
-    if (ep->progress) got += ep->progress->Run();
+    if (ep->progress) got += ep->progress->Run(/*may_hold=*/true);
   }
   if (received != nullptr) *received = got;
   if (cq.entries.empty()) return cq.errors.empty() ? -FI_EAGAIN : -FI_EAVAIL;
@@ -137,8 +139,10 @@ ssize_t CqSreadFrom(struct fid_cq* fid, void* buf, size_t count, fi_addr_t* src,
       const ssize_t r = ReadLocked(cq, buf, count, src);
       if (r != -FI_EAGAIN) return r;
       for (Endpoint* ep : cq.endpoints) {
-        if (ep->progress) fds.push_back({.fd = ep->progress->fd(), .events = POLLIN, .revents = 0});
-        if (ep->progress && ep->progress->HasDeviceWork()) device_work = true;
+        if (!ep->progress) continue;
+        ep->progress->FlushHeld();  // nothing waits for us to answer while we sleep
+        fds.push_back({.fd = ep->progress->fd(), .events = POLLIN, .revents = 0});
+        if (ep->progress->HasDeviceWork()) device_work = true;
       }
     }
     // Timers (RTO, ACK delay) need a pass at least every millisecond; device

@@ -455,6 +455,7 @@ int EpClose(struct fid* fid) {
     }
     std::erase(ep->domain->endpoints, ep);
     --ep->domain->refs;
+    if (ep->progress) ep->progress->FlushHeld();  // ACKs riding with a send that never came
     ep->progress.reset();
   }
   fi_freeinfo(ep->info);

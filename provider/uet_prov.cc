@@ -125,6 +125,9 @@ ProviderParams ReadParams() {
   if (fi_param_get_int(&g_provider, "busy_poll_us", &v) == FI_SUCCESS && v > 0) {
     p.busy_poll_us = v;
   }
+  if (fi_param_get_int(&g_provider, "ack_ride_us", &v) == FI_SUCCESS && v >= 0) {
+    p.ack_ride_us = v;
+  }
   if (fi_param_get_int(&g_provider, "hmem_sync_max", &v) == FI_SUCCESS && v >= 0) {
     p.hmem_sync_max = v;
   }
@@ -399,6 +402,11 @@ constexpr ParamDef kParamDefs[] = {
     {"busy_poll_us", FI_PARAM_INT,
      "fi_cq_sread and fi_cntr_wait run progress without sleeping for this many "
      "microseconds before they sleep on the sockets (default 0: sleep at once)"},
+    {"ack_ride_us", FI_PARAM_INT,
+     "A PDS ACK (or NACK, control packet) that a progress pass queued after handing "
+     "the application a completion waits up to this many microseconds (at most a "
+     "quarter of the RTO floor) for the application's next message and leaves in "
+     "the same send call (default 32; 0: off, every pass sends what it queued)"},
     {"hmem_sync_max", FI_PARAM_INT,
      "FI_HMEM: device-memory copies up to this many bytes are synchronous; larger ones are "
      "pipelined in chunks with CUDA streams and events (default 65536; 0: all pipelined)"},

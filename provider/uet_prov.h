@@ -127,6 +127,11 @@ struct ProviderParams {
   // FI_UET_BUSY_POLL_US: fi_cq_sread / fi_cntr_wait keep running progress
   // without sleeping for this long before they sleep in poll() (0: sleep at once).
   int busy_poll_us = 0;
+  // FI_UET_ACK_RIDE_US: how long at most a PDS ACK or control packet a
+  // progress pass queued waits for the application's next message, to leave
+  // in the same send call (provider/ack_ride.h; 0: off).
+  static constexpr int kDefaultAckRideUs = 32;
+  int ack_ride_us = kDefaultAckRideUs;
   // FI_UET_HMEM_SYNC_MAX / _CHUNK / _BOUNCE_CACHE_MB: device-memory staging
   // (provider/hmem/ep_hmem.h HmemConfig; -1: its default).
   int64_t hmem_sync_max = -1;

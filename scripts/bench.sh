@@ -47,9 +47,15 @@
 # the others (counted in the report).
 #
 # Time: 2 modes x 31 cells x (1 + 2N) runs = 434 fi_pingpong runs with N=3,
-# each about 1 s of start-up (two processes, namespaces) plus its transfers
-# (0.1-1 s on an idle machine, at most UET_BENCH_MAX_RUN_S): about 12 minutes
-# with N=3 on an idle 2-core machine, twice that with the default N=5. The two fi_pingpong processes each spin
+# each about 0.7 s of start-up plus its transfers (0.1-1 s on an idle machine,
+# at most UET_BENCH_MAX_RUN_S): about 12 minutes with N=3 on an idle 2-core
+# machine, twice that with the default N=5 (N=1: 260 s at load 3-4). The
+# start-up is fi_pingpong's own, one process after the other: ~0.2 s of
+# library constructors (Debian's libinfinipath calibrates its cycle counter
+# with ~330 usleep calls) before the server listens and again before the
+# client connects, then ~0.1 s of provider initialisation in each (the verbs
+# provider reads /proc/kallsyms); pingpong.sh adds ~20 ms (namespaces, the
+# 10 ms polls for the server's port). The two fi_pingpong processes each spin
 # on a core, so other load on the machine shows in the numbers (the report
 # records the load average); bench on a quiet machine.
 #
@@ -71,6 +77,18 @@
 #   UET_BENCH_NICE=N            nice level of both processes (UET_PINGPONG_NICE),
 #                               e.g. -10 on a machine busy with other work;
 #                               default: unchanged
+#   UET_BENCH_DEADLINE_S=S      cells not started S seconds after the first say
+#                               "not run (deadline)" (default: no deadline), so
+#                               that a run with a hard time limit still writes its
+#                               report; providers are measured in list order, each
+#                               in every setup, so the deadline cuts the last ones
+#   UET_BENCH_PLOT=0            no plot (scripts/plot-bench.sh installs gnuplot
+#                               with apt-get, which an offline machine cannot)
+#   UET_BENCH_REV=TEXT          the source revision for the report where this is
+#                               not a git checkout (default: git rev-parse)
+#   UET_PINGPONG_FI_PINGPONG, UET_PINGPONG_TIME  which fi_pingpong and GNU time
+#                               pingpong.sh runs (default: from PATH); the report
+#                               names the fi_pingpong and the libfabric.so.1 it loads
 # The caller's UET_PINGPONG_* and FI_UET_IMPAIR_* variables are cleared: no loss,
 # no impairment, IPv4.
 #
@@ -117,17 +135,27 @@ else
 fi
 [ -f "$prov_dir/libuet-fi.so" ] || { echo "bench: no $prov_dir/libuet-fi.so" >&2; exit 2; }
 
-# veth needs namespaces; pingpong.sh would fall back to loopback silently.
-have_ns=0
-if [ "$(id -u)" -eq 0 ] && ip netns add "uet-bench-probe-$$" 2>/dev/null; then
-  ip netns del "uet-bench-probe-$$"
-  have_ns=1
+pp_bin=$(type -P "${UET_PINGPONG_FI_PINGPONG:-fi_pingpong}") ||
+  { echo "bench: no ${UET_PINGPONG_FI_PINGPONG:-fi_pingpong} (apt-get install libfabric-bin)" >&2; exit 2; }
+pp_lib=$({ ldd "$pp_bin" 2>/dev/null || true; } | awk '$1 == "libfabric.so.1" {print $3}')
+
+# veth needs namespaces and a veth pair; pingpong.sh would fall back to
+# loopback silently (a kernel without veth: it fails every veth run).
+have_ns=0 ns_why="needs root and ip netns"
+probe_ns="uet-bench-probe-$$"
+if [ "$(id -u)" -eq 0 ] && ip netns add "$probe_ns" 2>/dev/null; then
+  if err=$(ip -n "$probe_ns" link add "uetpa$$" type veth peer name "uetpb$$" 2>&1); then
+    have_ns=1
+  else
+    ns_why="ip netns works, a veth pair cannot be made: ${err%%$'\n'*}"
+  fi
+  ip netns del "$probe_ns"
 fi
 notes=()
 if ((!have_ns)); then
   kept=()
   for m in "${modes[@]}"; do [ "$m" = veth ] || kept+=("$m"); done
-  ((${#kept[@]} == ${#modes[@]})) || notes+=("veth skipped: network namespaces not permitted here (needs root and ip netns)")
+  ((${#kept[@]} == ${#modes[@]})) || notes+=("veth skipped: network namespaces with a veth pair not possible here ($ns_why)")
   modes=("${kept[@]}")
 fi
 ((${#modes[@]})) || { echo "bench: no mode to run" >&2; exit 2; }
@@ -182,12 +210,17 @@ run_pp() {
 
 declare -A lat mbps cpu raw_lat raw_mbps nfail reduced
 start_s=$SECONDS
+deadline=${UET_BENCH_DEADLINE_S:-}
+[[ -z "$deadline" || "$deadline" =~ ^[0-9]+$ ]] || { echo "bench: UET_BENCH_DEADLINE_S must be seconds" >&2; exit 2; }
+late=0
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-echo "bench: modes ${modes[*]}; ${#providers[@]} providers; sizes ${sizes[*]}; N=$reps; provider dir $prov_dir" >&2
-for mode in "${modes[@]}"; do
-  for pe in "${providers[@]}"; do
-    prov=${pe%:*}
-    ep=${pe##*:}
+echo "bench: modes ${modes[*]}; ${#providers[@]} providers; sizes ${sizes[*]}; N=$reps; provider dir $prov_dir; $pp_bin (${pp_lib:-libfabric.so.1 unknown})" >&2
+# Provider by provider, both setups of one provider in turn (so a deadline
+# leaves out the last providers of the list, in every setup alike).
+for pe in "${providers[@]}"; do
+  prov=${pe%:*}
+  ep=${pe##*:}
+  for mode in "${modes[@]}"; do
     for s in "${sizes[@]}"; do
       size=${s%%:*}
       ihi=${s##*:}
@@ -199,7 +232,12 @@ for mode in "${modes[@]}"; do
         lat[$k]=n/a
         continue
       fi
-      echo "bench: $mode $prov -e $ep ${size} B (I=$ihi, I_lo=$ilo)" >&2
+      if [ -n "$deadline" ] && ((SECONDS - start_s >= deadline)); then
+        lat[$k]=late
+        late=$((late + 1))
+        continue
+      fi
+      echo "bench: [$((SECONDS - start_s)) s] $mode $prov -e $ep ${size} B (I=$ihi, I_lo=$ilo)" >&2
       fails=0
       # Warm-up, discarded; it also caps I (UET_BENCH_MAX_RUN_S).
       if run_pp "$mode" "$prov" "$ep" "$size" "$ilo"; then
@@ -256,11 +294,18 @@ for mode in "${modes[@]}"; do
 done
 elapsed=$((SECONDS - start_s))
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
+if [ -n "${UET_BENCH_REV:-}" ]; then
+  rev=$UET_BENCH_REV
+elif rev="git $(git rev-parse --short HEAD 2>/dev/null)"; then
+  git diff --quiet HEAD -- provider 2>/dev/null || rev+=", provider/ modified"
+else
+  rev="revision unknown: not a git checkout"
+fi
 
 fmt_num() { awk -v x="$1" 'BEGIN {if (x !~ /^-?[0-9.]+$/) print (x == "" ? "?" : x); else if (x + 0 >= 100) printf "%.0f", x; else if (x + 0 >= 10) printf "%.1f", x; else printf "%.2f", x}'; }
 cell() {  # what kind
   local k=$1 what=$2 v=${lat[$1]:-failed}
-  case $v in n/a | failed) echo "$v"; return ;; esac
+  case $v in n/a | failed) echo "$v"; return ;; late) echo "not run (deadline)"; return ;; esac
   case $what in
     main) if [ "$v" = noisy ]; then echo "noisy (setup spread > transfer time)"; return; fi
       echo "$(fmt_num "$v") us, $(fmt_num "${mbps[$k]}") MB/s" ;;
@@ -315,12 +360,14 @@ cpu_row() {  # name mode uet_key ref_key: CPU per transfer, lower is better
   echo "# uet benchmark: fi_pingpong, $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo
   echo "- host: $(uname -sr), $(nproc) CPUs ($(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)); load average $load_start at the start, $load_end at the end; ${elapsed} s"
-  echo "- $(fi_info --version | tr '\n' ' ' | sed 's/ *$//'); uet from $prov_dir (git $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- provider 2>/dev/null || echo ', provider/ modified'))"
+  echo "- $(fi_info --version | tr '\n' ' ' | sed 's/ *$//'); uet from $prov_dir ($rev)"
+  echo "- fi_pingpong: $pp_bin, loading ${pp_lib:-an unknown libfabric.so.1 (no ldd)}"
   echo "- N = $reps runs per cell after one warm-up run; iterations I per size: ${sizes[*]} (size:I), I_lo = I/10"
   echo "- latency: one-way usec/xfer; MB/s = size / latency (fi_pingpong's MB/sec, both directions); both with connection setup and start-up subtracted: (median T(I) - median T(I_lo)) / (2 (I - I_lo))"
   echo "- CPU: user + sys of both fi_pingpong processes per transfer (CPU-us), same subtraction; fi_pingpong busy-polls its CQs"
   echo "- processes pinned (server, client CPUs): ${UET_BENCH_CPUS:-no}; nice: ${UET_BENCH_NICE:-unchanged}"
   for n in "${notes[@]}"; do echo "- $n"; done
+  ((late == 0)) || echo "- deadline: $late cells not started within UET_BENCH_DEADLINE_S=$deadline s (\"not run (deadline)\")"
   for mode in "${modes[@]}"; do
     echo
     if [ "$mode" = veth ]; then
@@ -401,7 +448,9 @@ cpu_row() {  # name mode uet_key ref_key: CPU per transfer, lower is better
 
 cat "$out_md"
 echo
-if scripts/plot-bench.sh "$out_tsv" "$out_png" >&2; then
+if [ "${UET_BENCH_PLOT:-1}" = 0 ]; then
+  echo "bench: no plot (UET_BENCH_PLOT=0); report $out_md, data $out_tsv"
+elif scripts/plot-bench.sh "$out_tsv" "$out_png" >&2; then
   echo "bench: report $out_md, data $out_tsv, plot $out_png"
 else
   echo "bench: plotting failed (see above); report $out_md, data $out_tsv"

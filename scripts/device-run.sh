@@ -10,8 +10,9 @@
 #
 # BUILD_DIR is a build tree (provider/libuet-fi.so, tests/hmem/uet_prov_hmem_test,
 # apps/uet-hmem-pingpong) or a --bundle folder. DEB_DIR holds Debian 12's
-# libfabric 1.17 and what it and the provider load (list below); they are
-# unpacked with dpkg -x into a private prefix, never over /. The mock CUDA
+# libfabric 1.17 and what it and the provider load (DEVICE_FABRIC_DEBS in
+# scripts/device-lib.sh); they are unpacked with dpkg -x into a private
+# prefix, never over /. The mock CUDA
 # driver of the build tree is never put on the loader path: the tests are
 # told to fail, not skip, unless a real GPU answers (UET_HMEM_REQUIRE_GPU=1).
 #
@@ -29,20 +30,19 @@
 # GPU, against the mock driver (~30 s; its numbers are not GPU numbers).
 set -uo pipefail
 
-DEBS=(libfabric1 libfabric-bin ibverbs-providers libibverbs1 librdmacm1 libpsm2-2
-      libpsm-infinipath1 libnl-3-200 libnl-route-3-200 libnuma1 libatomic1 liburing2
-      libabsl20220623 libssl3 libuuid1)
-# How the list was made (Debian 12): the packages owning what `ldd` lists for
-# libuet-fi.so, fi_pingpong and fi_info, less libc6/libgcc-s1/libstdc++6 (the
-# GPU machine's own are newer), checked by `apt-cache depends libfabric1`.
-
 die() { echo "device-run: $*" >&2; exit 2; }
 here=$(cd "$(dirname "$0")/.." && pwd)
+# DEVICE_FABRIC_DEBS and the device_* helpers: beside this script, or in the
+# checkout when the script was copied into a carried folder.
+lib=$(dirname "$0")/device-lib.sh
+[[ -f $lib ]] || lib=$here/scripts/device-lib.sh
+# shellcheck source=scripts/device-lib.sh
+. "$lib" || die "cannot read $lib"
+DEBS=("${DEVICE_FABRIC_DEBS[@]}")
 
 if [[ ${1:-} == --fetch-debs ]]; then
   dir=${2:-$here/.device-debs}
-  mkdir -p "$dir" && cd "$dir" || die "cannot use $dir"
-  apt-get download "${DEBS[@]}" || die "apt-get download failed"
+  device_fetch_debs "$dir" "${DEBS[@]}" || die "cannot fetch the packages into $dir"
   ls -1 "$dir"/*.deb
   exit 0
 fi
@@ -90,10 +90,8 @@ done
 shopt -s nullglob
 debs=("$DEBDIR"/*.deb)
 [[ ${#debs[@]} -gt 0 ]] || die "prerequisite missing: no .deb in $DEBDIR (fetch them with $0 --fetch-debs)"
-for p in "${DEBS[@]}"; do
-  found=("$DEBDIR/${p}_"*.deb)
-  [[ ${#found[@]} -gt 0 ]] || die "prerequisite missing: $DEBDIR has no ${p}_*.deb"
-done
+missing_debs=$(device_missing_debs "$DEBDIR" "${DEBS[@]}")
+[[ -z $missing_debs ]] || die "prerequisite missing: $DEBDIR has no .deb for ${missing_debs//$'\n'/ }"
 command -v dpkg >/dev/null || { command -v ar >/dev/null && command -v tar >/dev/null; } ||
   die "prerequisite missing: neither dpkg nor ar+tar to unpack the packages"
 echo "device-run: build files and ${#debs[@]} packages present"
@@ -131,19 +129,11 @@ mkdir -p "$OUT" || die "cannot create $OUT"
 
 # ---- unpack into a private prefix ----
 PREFIX=$(mktemp -d /tmp/uet-device-prefix.XXXXXX) || die "mktemp failed"
-unpack_deb() {  # unpack_deb DEB: its files under $PREFIX (dpkg -x, else ar + tar)
-  local d=$1 member z
-  if command -v dpkg >/dev/null; then
-    dpkg -x "$d" "$PREFIX" || die "dpkg -x $d failed"
-  else
-    member=$(ar t "$d" | grep '^data\.tar') || die "$d has no data.tar"
-    case $member in
-      *.xz) z=--xz ;; *.zst) z=--zstd ;; *.gz) z=--gzip ;; *) z= ;;
-    esac
-    ar p "$d" "$member" | tar -x $z -C "$PREFIX" -f - || die "unpacking $d failed"
-  fi
+unpack_deb() {  # unpack_deb DEB: its files under $PREFIX
+  device_unpack_deb "$1" "$PREFIX" || die "cannot unpack $1"
 }
 for d in "${debs[@]}"; do unpack_deb "$d"; done
+device_postinst "$PREFIX" || die "cannot complete the unpacked packages under $PREFIX"
 LIBS=$PREFIX/usr/lib/x86_64-linux-gnu:$PREFIX/lib/x86_64-linux-gnu${extra_lib_dir:+:$extra_lib_dir}
 export LD_LIBRARY_PATH=$LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$PREFIX/usr/bin:$PATH

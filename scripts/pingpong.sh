@@ -85,6 +85,13 @@
 #                             (taskset -c), e.g. "0 1": keeps the two spinning
 #                             processes off one core on a loaded machine.
 #   UET_PINGPONG_NICE=N       run both fi_pingpong processes at nice N (-20..19).
+#   UET_PINGPONG_FI_PINGPONG=PATH  the fi_pingpong to run (default: fi_pingpong
+#                             from PATH), e.g. one unpacked into a private prefix
+#                             (scripts/device-bench.sh); LD_LIBRARY_PATH and the
+#                             rest of the environment reach it also inside the
+#                             namespaces (`ip netns exec` and `env` keep them).
+#   UET_PINGPONG_TIME=PATH    GNU time for the CPU seconds (default /usr/bin/time,
+#                             else `time` from PATH; none: no "cpu" lines).
 #   FI_UET_IMPAIR_DROP_PPM, FI_UET_IMPAIR_DUP_PPM, FI_UET_IMPAIR_REORDER_PPM,
 #   FI_UET_IMPAIR_SEED (and any other FI_UET_IMPAIR_*): the provider's in-stack
 #                             impairment; passed explicitly (env ...) to both
@@ -99,7 +106,7 @@
 #
 # Output: both sides' fi_pingpong output ("--- client ...", "--- server"), then
 # "pingpong: cpu client|server USER SYS" (CPU seconds of that fi_pingpong
-# process, from /usr/bin/time, when installed), "pingpong: nft seen P dropped D"
+# process, from GNU time, when installed), "pingpong: nft seen P dropped D"
 # with loss, and "pingpong: client exit C, server exit S".
 #
 # Creates: two namespaces uet-a-PID / uet-b-PID (this shell's PID) with a veth
@@ -390,14 +397,29 @@ if [ -n "$ipv6" ]; then
 fi
 
 # Each side: [nice] [taskset] `timeout` (all exec, so the PID kept is timeout's;
-# it passes a TERM on to its process group) around /usr/bin/time (CPU seconds,
-# when installed) around fi_pingpong.
+# it passes a TERM on to its process group) around GNU time (CPU seconds, when
+# installed) around fi_pingpong.
+fi_pingpong=${UET_PINGPONG_FI_PINGPONG:-fi_pingpong}
+time_bin=${UET_PINGPONG_TIME:-/usr/bin/time}
+[ -x "$time_bin" ] || time_bin=$(type -P time || true)
 cpu_a=()
 cpu_b=()
-if [ -x /usr/bin/time ]; then
-  cpu_a=(/usr/bin/time -q -f '%U %S' -o "$out/server.cpu")
-  cpu_b=(/usr/bin/time -q -f '%U %S' -o "$out/client.cpu")
+if [ -n "$time_bin" ]; then
+  cpu_a=("$time_bin" -q -f '%U %S' -o "$out/server.cpu")
+  cpu_b=("$time_bin" -q -f '%U %S' -o "$out/client.cpu")
 fi
+
+# listening PID PORT: a TCP socket listens on PORT in PID's network namespace:
+# /proc/PID/net/tcp{,6} has a line with local port PORT in state 0A (LISTEN).
+# One grep, cheap enough to poll every 10 ms (bash's `read` takes ~100 ms on a
+# 50-line table: it reads /proc byte by byte), and only once PID is in its
+# namespace (`ip netns exec` has switched), never the host's table before that.
+listening() {
+  local hex
+  printf -v hex '%04X' "$2"
+  if ((made_ns)) && [[ /proc/$1/ns/net -ef /proc/$$/ns/net ]]; then return 1; fi
+  grep -qsE "^ *[0-9]+: [0-9A-F]+:$hex [0-9A-F]+:[0-9A-F]+ 0A " "/proc/$1/net/tcp" "/proc/$1/net/tcp6"
+}
 
 if [ -n "$capture" ]; then
   ((made_ns)) || die "UET_PINGPONG_CAPTURE needs the two namespaces"
@@ -414,18 +436,19 @@ if [ -n "$capture" ]; then
 fi
 
 export FI_PROVIDER_PATH="$prov_dir"
-"${run_a[@]}" "${prio[@]}" "${pin_a[@]}" timeout "$tmo" "${cpu_a[@]}" fi_pingpong -p "$prov" -B "$oob_port" "${opts[@]}" \
+"${run_a[@]}" "${prio[@]}" "${pin_a[@]}" timeout "$tmo" "${cpu_a[@]}" "$fi_pingpong" -p "$prov" -B "$oob_port" "${opts[@]}" \
   "${client_extra[@]}" >"$out/server" 2>&1 &
 server=$!
 pids+=("$server")
-# The server listens on its out-of-band TCP port before the client connects.
-for _ in $(seq 1 100); do
+# The server listens on its out-of-band TCP port before the client connects
+# (fi_pingpong's client connects once, no retry): 1000 looks, 10 s or more.
+for _ in $(seq 1 1000); do
   kill -0 "$server" 2>/dev/null || break
-  if "${run_a[@]}" ss -Hltn "sport = :$oob_port" 2>/dev/null | grep -q .; then break; fi
-  sleep 0.1
+  listening "$server" "$oob_port" && break
+  sleep 0.01
 done
 rc_client=0
-"${run_b[@]}" "${prio[@]}" "${pin_b[@]}" timeout "$tmo" "${cpu_b[@]}" fi_pingpong -p "$prov" -P "$oob_port" "${opts[@]}" \
+"${run_b[@]}" "${prio[@]}" "${pin_b[@]}" timeout "$tmo" "${cpu_b[@]}" "$fi_pingpong" -p "$prov" -P "$oob_port" "${opts[@]}" \
   "${client_extra[@]}" "$server_ip" >"$out/client" 2>&1 &
 client=$!
 pids+=("$client")
@@ -452,11 +475,12 @@ if [ -n "$during_pid" ]; then
 fi
 pids=("$server" ${capture_pid:+"$capture_pid"})
 # The server ends with the client; if the client failed it may wait for ever.
-grace=100
-((rc_client == 0)) || grace=30
+# 1000 looks 10 ms apart (300 after a failed client): 10 s (3 s) or more.
+grace=1000
+((rc_client == 0)) || grace=300
 for _ in $(seq 1 "$grace"); do
   kill -0 "$server" 2>/dev/null || break
-  sleep 0.1
+  sleep 0.01
 done
 kill "$server" 2>/dev/null || true
 rc_server=0

@@ -4,7 +4,9 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <array>
 #include <climits>
+#include <cstring>
 
 namespace uet::tss {
 namespace {
@@ -14,9 +16,17 @@ unsigned char* U(std::byte* p) { return reinterpret_cast<unsigned char*>(p); }
 
 bool FitsInt(size_t n) { return n <= static_cast<size_t>(INT_MAX); }
 
+// The AES-256-GCM implementation, fetched once per process (a NULL cipher
+// would make every EVP_CipherInit_ex with a cipher fetch it again). Never
+// freed: contexts made from it may live until exit.
+const EVP_CIPHER* Aes256Gcm() {
+  static const EVP_CIPHER* const fetched = EVP_CIPHER_fetch(nullptr, "AES-256-GCM", nullptr);
+  return fetched != nullptr ? fetched : EVP_aes_256_gcm();
+}
+
 Status InitContext(EVP_CIPHER_CTX* ctx, bool encrypt, std::span<const std::byte> key) {
   const int enc = encrypt ? 1 : 0;
-  if (EVP_CipherInit_ex(ctx, EVP_aes_256_gcm(), nullptr, nullptr, nullptr, enc) != 1) {
+  if (EVP_CipherInit_ex(ctx, Aes256Gcm(), nullptr, nullptr, nullptr, enc) != 1) {
     return OpensslError("EVP_CipherInit_ex(aes-256-gcm)");
   }
   if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, static_cast<int>(AesGcm256::kIvSize),
@@ -29,7 +39,27 @@ Status InitContext(EVP_CIPHER_CTX* ctx, bool encrypt, std::span<const std::byte>
   return OkStatus();
 }
 
+// The AAD in one EVP_CipherUpdate when it fits a small stack buffer (TSS: at
+// most 16 + 16 + 4 + 16 bytes), else part by part. GCM's result is the same
+// either way: the AAD is one byte string however it is split.
 Status FeedAad(EVP_CIPHER_CTX* ctx, std::span<const std::span<const std::byte>> aad) {
+  constexpr size_t kGather = 64;
+  size_t total = 0;
+  for (auto part : aad) total += part.size();
+  if (total <= kGather) {
+    if (total == 0) return OkStatus();
+    std::array<std::byte, kGather> buf;
+    size_t at = 0;
+    for (auto part : aad) {
+      if (!part.empty()) std::memcpy(buf.data() + at, part.data(), part.size());
+      at += part.size();
+    }
+    int outl = 0;
+    if (EVP_CipherUpdate(ctx, nullptr, &outl, U(buf.data()), static_cast<int>(total)) != 1) {
+      return OpensslError("EVP_CipherUpdate(aad)");
+    }
+    return OkStatus();
+  }
   for (auto part : aad) {
     if (part.empty()) continue;
     if (!FitsInt(part.size())) return Error::InvalidArgument("tss.gcm", "aad length");
@@ -42,15 +72,40 @@ Status FeedAad(EVP_CIPHER_CTX* ctx, std::span<const std::span<const std::byte>> 
   return OkStatus();
 }
 
-Status Crypt(EVP_CIPHER_CTX* ctx, std::span<const std::span<std::byte>> data) {
-  for (auto part : data) {
-    if (part.empty()) continue;
-    if (!FitsInt(part.size())) return Error::InvalidArgument("tss.gcm", "data length");
-    int outl = 0;
-    if (EVP_CipherUpdate(ctx, U(part.data()), &outl, U(part.data()),
-                         static_cast<int>(part.size())) != 1 ||
-        outl != static_cast<int>(part.size())) {
-      return OpensslError("EVP_CipherUpdate(data)");
+template <typename Span>
+size_t TotalSize(std::span<const Span> parts) {
+  size_t n = 0;
+  for (auto p : parts) n += p.size();
+  return n;
+}
+
+// Runs the concatenation of `in` through the cipher into the concatenation of
+// `out` (same total length; in place when they are the same memory), one
+// EVP_CipherUpdate per piece where an input and an output span overlap in
+// position.
+template <typename In>
+Status Crypt(EVP_CIPHER_CTX* ctx, std::span<const In> in,
+             std::span<const std::span<std::byte>> out) {
+  if (TotalSize(in) != TotalSize(out)) return Error::InvalidArgument("tss.gcm", "output length");
+  size_t oi = 0;
+  size_t ooff = 0;
+  for (auto part : in) {
+    size_t ioff = 0;
+    while (ioff < part.size()) {
+      while (ooff == out[oi].size()) {  // totals are equal: some out span has room
+        ++oi;
+        ooff = 0;
+      }
+      const size_t n = std::min({part.size() - ioff, out[oi].size() - ooff,
+                                 static_cast<size_t>(INT_MAX)});
+      int outl = 0;
+      if (EVP_CipherUpdate(ctx, U(out[oi].data() + ooff), &outl, U(part.data() + ioff),
+                           static_cast<int>(n)) != 1 ||
+          outl != static_cast<int>(n)) {
+        return OpensslError("EVP_CipherUpdate(data)");
+      }
+      ioff += n;
+      ooff += n;
     }
   }
   return OkStatus();
@@ -94,17 +149,14 @@ Status AesGcm256::SetIv(EVP_CIPHER_CTX* ctx, bool encrypt, std::span<const std::
   return OkStatus();
 }
 
-Status AesGcm256::Seal(std::span<const std::byte> iv,
-                       std::span<const std::span<const std::byte>> aad,
-                       std::span<const std::span<std::byte>> data,
-                       std::span<std::byte, kTagSize> tag) {
+Status AesGcm256::FinishSeal(std::span<std::byte, kTagSize> tag) {
   EVP_CIPHER_CTX* ctx = enc_.get();
-  UET_RETURN_IF_ERROR(SetIv(ctx, true, iv, enc_ivlen_));
-  UET_RETURN_IF_ERROR(FeedAad(ctx, aad));
-  UET_RETURN_IF_ERROR(Crypt(ctx, data));
   int outl = 0;
   unsigned char dummy[16];
   if (EVP_EncryptFinal_ex(ctx, dummy, &outl) != 1) return OpensslError("EVP_EncryptFinal_ex");
+  // ctrl, not a prebuilt OSSL_PARAM with EVP_CIPHER_CTX_get_params: both end
+  // in the provider's gcm_get_ctx_params (its OSSL_PARAM_locate calls are the
+  // cost), and the bench measured no difference (spec-notes/tss.md).
   if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, static_cast<int>(kTagSize), U(tag.data())) !=
       1) {
     return OpensslError("EVP_CIPHER_CTX_ctrl(EVP_CTRL_GCM_GET_TAG)");
@@ -112,17 +164,13 @@ Status AesGcm256::Seal(std::span<const std::byte> iv,
   return OkStatus();
 }
 
-Status AesGcm256::Open(std::span<const std::byte> iv,
-                       std::span<const std::span<const std::byte>> aad,
-                       std::span<const std::span<std::byte>> data,
-                       std::span<const std::byte, kTagSize> tag) {
+Status AesGcm256::FinishOpen(std::span<const std::byte, kTagSize> tag) {
   EVP_CIPHER_CTX* ctx = dec_.get();
-  UET_RETURN_IF_ERROR(SetIv(ctx, false, iv, dec_ivlen_));
-  UET_RETURN_IF_ERROR(FeedAad(ctx, aad));
-  UET_RETURN_IF_ERROR(Crypt(ctx, data));
   // OpenSSL takes a non-const pointer for SET_TAG but only reads it.
   std::array<std::byte, kTagSize> t;
   std::copy(tag.begin(), tag.end(), t.begin());
+  // ctrl, not EVP_CIPHER_CTX_set_params: OpenSSL 3's set_params also looks
+  // the key and IV lengths up in the array afterwards (more strcmp).
   if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, static_cast<int>(kTagSize), U(t.data())) !=
       1) {
     return OpensslError("EVP_CIPHER_CTX_ctrl(EVP_CTRL_GCM_SET_TAG)");
@@ -134,6 +182,54 @@ Status AesGcm256::Open(std::span<const std::byte> iv,
     return Error{Errc::kInvalidValue, "tss.gcm", "tag", 0, 0, 0};
   }
   return OkStatus();
+}
+
+Status AesGcm256::Seal(std::span<const std::byte> iv,
+                       std::span<const std::span<const std::byte>> aad,
+                       std::span<const std::span<std::byte>> data,
+                       std::span<std::byte, kTagSize> tag) {
+  EVP_CIPHER_CTX* ctx = enc_.get();
+  UET_RETURN_IF_ERROR(SetIv(ctx, true, iv, enc_ivlen_));
+  UET_RETURN_IF_ERROR(FeedAad(ctx, aad));
+  UET_RETURN_IF_ERROR(Crypt(ctx, data, data));
+  return FinishSeal(tag);
+}
+
+Status AesGcm256::Open(std::span<const std::byte> iv,
+                       std::span<const std::span<const std::byte>> aad,
+                       std::span<const std::span<std::byte>> data,
+                       std::span<const std::byte, kTagSize> tag) {
+  EVP_CIPHER_CTX* ctx = dec_.get();
+  UET_RETURN_IF_ERROR(SetIv(ctx, false, iv, dec_ivlen_));
+  UET_RETURN_IF_ERROR(FeedAad(ctx, aad));
+  UET_RETURN_IF_ERROR(Crypt(ctx, data, data));
+  return FinishOpen(tag);
+}
+
+Status AesGcm256::SealTo(std::span<const std::byte> iv,
+                         std::span<const std::span<const std::byte>> aad,
+                         std::span<const std::span<const std::byte>> in, std::span<std::byte> out,
+                         std::span<std::byte, kTagSize> tag) {
+  EVP_CIPHER_CTX* ctx = enc_.get();
+  UET_RETURN_IF_ERROR(SetIv(ctx, true, iv, enc_ivlen_));
+  UET_RETURN_IF_ERROR(FeedAad(ctx, aad));
+  const std::span<std::byte> outs[] = {out};
+  UET_RETURN_IF_ERROR(Crypt(ctx, in, std::span<const std::span<std::byte>>(outs)));
+  return FinishSeal(tag);
+}
+
+Status AesGcm256::OpenTo(std::span<const std::byte> iv,
+                         std::span<const std::span<const std::byte>> aad,
+                         std::span<const std::byte> in, std::span<std::byte> out,
+                         std::span<const std::byte, kTagSize> tag) {
+  EVP_CIPHER_CTX* ctx = dec_.get();
+  UET_RETURN_IF_ERROR(SetIv(ctx, false, iv, dec_ivlen_));
+  UET_RETURN_IF_ERROR(FeedAad(ctx, aad));
+  const std::span<const std::byte> ins[] = {in};
+  const std::span<std::byte> outs[] = {out};
+  UET_RETURN_IF_ERROR(Crypt(ctx, std::span<const std::span<const std::byte>>(ins),
+                            std::span<const std::span<std::byte>>(outs)));
+  return FinishOpen(tag);
 }
 
 }  // namespace uet::tss

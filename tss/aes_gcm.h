@@ -10,6 +10,14 @@
 //  - The data to protect is a list of spans encrypted/decrypted in place, so a
 //    caller with PDS header, SES header and payload in separate buffers needs
 //    no copy. The AAD is a list of spans too.
+//  - Copying forms (SealTo/OpenTo): read the input from read-only spans and
+//    write the output into one buffer in the same EVP_CipherUpdate calls
+//    (OpenSSL reads `in` and writes `out`), so a caller that needs the result
+//    in its own buffer does not copy the input there first (issue 20).
+//  - Per packet (spec-notes/tss.md "Per-packet cost"): the AAD parts are
+//    gathered into one stack buffer and fed in one EVP_CipherUpdate (one call
+//    into the provider instead of four); the cipher is fetched once per
+//    process (EVP_CIPHER_fetch), not once per context.
 //  - IV length: any length GCM allows (>= 1 byte); TSS uses 12. Changing the
 //    length between calls costs one EVP_CTRL_GCM_SET_IVLEN.
 //  - Tag: always 16 bytes (UET_SEC_ICV_SIZE).
@@ -54,9 +62,22 @@ class AesGcm256 {
               std::span<const std::span<std::byte>> data,
               std::span<const std::byte, kTagSize> tag);
 
+  // Encrypts the concatenation of `in` into `out` (exactly as long; `out` may
+  // be the memory of `in` itself, not partly overlapping it) and writes the tag.
+  Status SealTo(std::span<const std::byte> iv, std::span<const std::span<const std::byte>> aad,
+                std::span<const std::span<const std::byte>> in, std::span<std::byte> out,
+                std::span<std::byte, kTagSize> tag);
+  // Verifies `tag` and decrypts `in` into `out` (same length, same overlap
+  // rule). On failure `out` holds garbage.
+  Status OpenTo(std::span<const std::byte> iv, std::span<const std::span<const std::byte>> aad,
+                std::span<const std::byte> in, std::span<std::byte> out,
+                std::span<const std::byte, kTagSize> tag);
+
  private:
   AesGcm256() = default;
   Status SetIv(EVP_CIPHER_CTX* ctx, bool encrypt, std::span<const std::byte> iv, size_t& ivlen);
+  Status FinishSeal(std::span<std::byte, kTagSize> tag);
+  Status FinishOpen(std::span<const std::byte, kTagSize> tag);
 
   EvpCipherCtxPtr enc_;
   EvpCipherCtxPtr dec_;

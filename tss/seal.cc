@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 #include "uet/bytes.h"
 
@@ -85,10 +86,12 @@ struct SecureDomain::Internal {
     return e;
   }
 
+  // `crypt(gcm, iv, aad)` encrypts the body and writes the tag: in place
+  // (SealParts) or from the caller's spans into its output (SealTo).
+  template <typename CryptFn>
   static Result<SecurityHeader> Seal(SecureDomain& sd, const AadAddrs& addrs,
-                                     std::span<std::byte> header_out,
-                                     std::span<const std::span<std::byte>> body,
-                                     std::span<std::byte, kTagSize> tag, const SealPeer& peer) {
+                                     std::span<std::byte> header_out, const SealPeer& peer,
+                                     CryptFn&& crypt) {
     const SdConfig& cfg = sd.config_;
     const KeySlot& slot = sd.slots_[sd.tx_an_];
     if (!slot.present || slot.role != KeyRole::kCurrent) {
@@ -164,7 +167,11 @@ struct SecureDomain::Internal {
     BuildIv(source_id, h.epoch, counter, cipher->mask, iv);
     const std::span<const std::byte> aad[] = {AddrBytes(addrs.src), AddrBytes(addrs.dst),
                                              addrs.entropy_header, header_out};
-    if (auto st = cipher->gcm->Seal(iv, aad, body, tag); !st.ok()) return SealFail(sd, st.error());
+    if (auto st = crypt(*cipher->gcm, std::span<const std::byte>(iv),
+                        std::span<const std::span<const std::byte>>(aad));
+        !st.ok()) {
+      return SealFail(sd, st.error());
+    }
     ++sd.counters_.out_auth_pkts;
     return h;
   }
@@ -176,10 +183,12 @@ struct SecureDomain::Internal {
     return e;
   }
 
+  // `crypt(gcm, iv, aad)` verifies the tag and decrypts the body: in place
+  // (OpenParts, Open) or from the datagram into the caller's buffer (OpenTo).
+  template <typename CryptFn>
   static Result<SecurityHeader> Open(SecureDomain& sd, const AadAddrs& addrs,
                                      const SecurityHeader& h, std::span<const std::byte> header,
-                                     std::span<const std::span<std::byte>> body,
-                                     std::span<const std::byte, kTagSize> tag) {
+                                     CryptFn&& crypt) {
     const SdConfig& cfg = sd.config_;
     SdCounters& c = sd.counters_;
     if (sd.latched_) return Drop(c.in_invalid, Error::Invalid(kOpenCtx, "sd latched", cfg.sdi));
@@ -247,7 +256,9 @@ struct SecureDomain::Internal {
     BuildIv(source_id, h.epoch, h.counter, cipher->mask, iv);
     const std::span<const std::byte> aad[] = {AddrBytes(addrs.src), AddrBytes(addrs.dst),
                                              addrs.entropy_header, header};
-    if (auto st = cipher->gcm->Open(iv, aad, body, tag); !st.ok()) {
+    if (auto st = crypt(*cipher->gcm, std::span<const std::byte>(iv),
+                        std::span<const std::span<const std::byte>>(aad));
+        !st.ok()) {
       if (st.error().context != std::string_view("tss.gcm")) return Drop(c.in_invalid, st.error());
       ++c.in_auth_fail_pkts;
       ++sd.auth_fails_since_reset_;
@@ -280,7 +291,33 @@ Result<SecurityHeader> SealParts(SecureDomain& sd, const AadAddrs& addrs,
                                  std::span<std::byte> header,
                                  std::span<const std::span<std::byte>> body,
                                  std::span<std::byte, kTagSize> tag, const SealPeer& peer) {
-  return SecureDomain::Internal::Seal(sd, addrs, header, body, tag, peer);
+  return SecureDomain::Internal::Seal(
+      sd, addrs, header, peer,
+      [&](AesGcm256& gcm, std::span<const std::byte> iv,
+          std::span<const std::span<const std::byte>> aad) { return gcm.Seal(iv, aad, body, tag); });
+}
+
+Result<size_t> SealTo(SecureDomain& sd, const AadAddrs& addrs,
+                      std::span<const std::span<const std::byte>> body, std::span<std::byte> out,
+                      const SealPeer& peer) {
+  size_t body_len = 0;
+  for (auto part : body) body_len += part.size();
+  const size_t hs = sd.header_size();
+  const size_t total = hs + body_len + kTagSize;
+  if (out.size() < total) {
+    return SecureDomain::Internal::SealFail(
+        sd, Error::BufferTooSmall(kSealCtx, static_cast<uint32_t>(out.size()),
+                                  static_cast<uint32_t>(std::min<size_t>(total, UINT32_MAX))));
+  }
+  const std::span<std::byte> cipher = out.subspan(hs, body_len);
+  const std::span<std::byte, kTagSize> tag = out.subspan(hs + body_len).first<kTagSize>();
+  UET_RETURN_IF_ERROR(SecureDomain::Internal::Seal(
+      sd, addrs, out.first(hs), peer,
+      [&](AesGcm256& gcm, std::span<const std::byte> iv,
+          std::span<const std::span<const std::byte>> aad) {
+        return gcm.SealTo(iv, aad, body, cipher, tag);
+      }));
+  return total;
 }
 
 Result<size_t> Seal(SecureDomain& sd, const AadAddrs& addrs, std::span<std::byte> packet,
@@ -309,7 +346,10 @@ Result<SecurityHeader> OpenParts(SecureDomain& sd, const AadAddrs& addrs,
     return SecureDomain::Internal::Drop(SecureDomain::Internal::Counters(sd).in_invalid,
                                         Error::Invalid(kOpenCtx, "length", header.size()));
   }
-  return SecureDomain::Internal::Open(sd, addrs, *h, header, body, tag);
+  return SecureDomain::Internal::Open(
+      sd, addrs, *h, header,
+      [&](AesGcm256& gcm, std::span<const std::byte> iv,
+          std::span<const std::span<const std::byte>> aad) { return gcm.Open(iv, aad, body, tag); });
 }
 
 namespace {
@@ -323,9 +363,42 @@ Result<Opened> OpenContiguous(SecureDomain& sd, const AadAddrs& addrs,
   }
   const size_t body_len = packet.size() - hs - kTagSize;
   const std::span<std::byte> body[] = {packet.subspan(hs, body_len)};
-  UET_RETURN_IF_ERROR(SecureDomain::Internal::Open(sd, addrs, h, packet.first(hs), body,
-                                                   packet.last<kTagSize>()));
+  const std::span<const std::byte, kTagSize> tag = packet.last<kTagSize>();
+  UET_RETURN_IF_ERROR(SecureDomain::Internal::Open(
+      sd, addrs, h, packet.first(hs),
+      [&](AesGcm256& gcm, std::span<const std::byte> iv,
+          std::span<const std::span<const std::byte>> aad) { return gcm.Open(iv, aad, body, tag); }));
   return Opened{h, hs, body_len};
+}
+
+// The same, decrypting from `datagram` into `out` (which must hold the body).
+Result<Opened> OpenToContiguous(SecureDomain& sd, const AadAddrs& addrs,
+                                std::span<const std::byte> datagram, const SecurityHeader& h,
+                                std::span<std::byte> out) {
+  const size_t hs = h.WireSize();
+  if (datagram.size() < hs + kTagSize) {
+    return SecureDomain::Internal::Drop(SecureDomain::Internal::Counters(sd).in_invalid,
+                                        Error::Invalid(kOpenCtx, "length", datagram.size()));
+  }
+  const size_t body_len = datagram.size() - hs - kTagSize;
+  if (out.size() < body_len) {
+    // The caller's buffer is too small for the body: refused (in_invalid)
+    // before any check of the packet.
+    return SecureDomain::Internal::Drop(
+        SecureDomain::Internal::Counters(sd).in_invalid,
+        Error::BufferTooSmall(kOpenCtx, static_cast<uint32_t>(out.size()),
+                              static_cast<uint32_t>(body_len)));
+  }
+  const std::span<const std::byte> body = datagram.subspan(hs, body_len);
+  const std::span<std::byte> plain = out.first(body_len);
+  const std::span<const std::byte, kTagSize> tag = datagram.last<kTagSize>();
+  UET_RETURN_IF_ERROR(SecureDomain::Internal::Open(
+      sd, addrs, h, datagram.first(hs),
+      [&](AesGcm256& gcm, std::span<const std::byte> iv,
+          std::span<const std::span<const std::byte>> aad) {
+        return gcm.OpenTo(iv, aad, body, plain, tag);
+      }));
+  return Opened{h, 0, body_len};
 }
 
 }  // namespace
@@ -337,8 +410,11 @@ Result<Opened> Open(SecureDomain& sd, const AadAddrs& addrs, std::span<std::byte
   return OpenContiguous(sd, addrs, packet, *h);
 }
 
-Result<Opened> Open(SecureDomainTable& table, const AadAddrs& addrs,
-                    std::span<std::byte> packet) {
+namespace {
+
+// The header of `packet` and its SD, or the error (counted on the port).
+Result<std::pair<SecurityHeader, SecureDomain*>> HeaderAndSd(SecureDomainTable& table,
+                                                             std::span<const std::byte> packet) {
   ByteReader r(packet);
   auto h = SecurityHeader::Parse(r);
   TssPortCounters& port = table.port_counters();
@@ -355,7 +431,21 @@ Result<Opened> Open(SecureDomainTable& table, const AadAddrs& addrs,
     ++port.in_errored_pkts;
     return Error::NotFound(kOpenCtx, "sdi", h->sdi);
   }
-  return OpenContiguous(*sd, addrs, packet, *h);
+  return std::pair{*h, sd};
+}
+
+}  // namespace
+
+Result<Opened> Open(SecureDomainTable& table, const AadAddrs& addrs,
+                    std::span<std::byte> packet) {
+  UET_ASSIGN_OR_RETURN(auto found, HeaderAndSd(table, packet));
+  return OpenContiguous(*found.second, addrs, packet, found.first);
+}
+
+Result<Opened> OpenTo(SecureDomainTable& table, const AadAddrs& addrs,
+                      std::span<const std::byte> datagram, std::span<std::byte> out) {
+  UET_ASSIGN_OR_RETURN(auto found, HeaderAndSd(table, datagram));
+  return OpenToContiguous(*found.second, addrs, datagram, found.first, out);
 }
 
 }  // namespace uet::tss

@@ -26,6 +26,11 @@
 //  - The *Parts forms take the header, the body (any number of spans,
 //    encrypted/decrypted in place) and the tag separately: the PDS can hand its
 //    header and the payload buffer without gathering them first.
+//  - The *To forms copy while they encrypt: SealTo reads the body from
+//    read-only spans (e.g. PDS+SES headers and the payload) and writes the
+//    whole datagram into the caller's buffer; OpenTo reads a read-only
+//    datagram and writes the plaintext into the caller's buffer. One pass over
+//    the bytes instead of a copy and then an in-place pass (issue 20).
 //
 // Error policy: every refusal is an Error (context "tss.seal" / "tss.open",
 // `field` says which check) and bumps exactly one counter (tss/counters.h):
@@ -76,6 +81,13 @@ Result<SecurityHeader> SealParts(SecureDomain& sd, const AadAddrs& addrs,
                                  std::span<const std::span<std::byte>> body,
                                  std::span<std::byte, kTagSize> tag, const SealPeer& peer = {});
 
+// Copying: writes [header | ciphertext of the concatenated `body` | tag] into
+// `out` (at least header + body + 16 bytes; the body spans must not overlap
+// `out`). Returns the sealed length. Same counters and errors as Seal.
+Result<size_t> SealTo(SecureDomain& sd, const AadAddrs& addrs,
+                      std::span<const std::span<const std::byte>> body, std::span<std::byte> out,
+                      const SealPeer& peer = {});
+
 struct Opened {
   SecurityHeader header;
   size_t header_size = 0;     // plaintext starts here
@@ -86,7 +98,15 @@ struct Opened {
 // decrypts in place. The plaintext is packet[header_size, +plaintext_size).
 Result<Opened> Open(SecureDomainTable& table, const AadAddrs& addrs,
                     std::span<std::byte> packet);
-// Same, for a caller that already knows the SD (the header's SDI must match).
+// Copying: the same checks and counters as Open(table, ...), but `datagram`
+// is read-only and the plaintext is written to out[0, plaintext_size)
+// (header_size is 0 then). `out` must hold the body (datagram size - header -
+// 16), else the datagram is refused (in_invalid) unread; it must not overlap
+// `datagram`. On a refusal `out` may hold garbage.
+Result<Opened> OpenTo(SecureDomainTable& table, const AadAddrs& addrs,
+                      std::span<const std::byte> datagram, std::span<std::byte> out);
+// Same as Open(table, ...), for a caller that already knows the SD (the
+// header's SDI must match).
 Result<Opened> Open(SecureDomain& sd, const AadAddrs& addrs, std::span<std::byte> packet);
 
 // Scatter-gather: `header` is the received TSS header (exactly its wire
