@@ -127,14 +127,17 @@ class Progress final : public pds::PacketSink,
   void SendOnPath(const FabricAddress& dst, std::span<const std::byte> packet,
                   uint16_t ev) override;
   // The engine's packets: TSS off, `head` and `body` go straight into the
-  // send ring of EV `ev`'s socket (one copy of the body there); TSS on, the
-  // default (joined, then Send / SendOnPath seal it).
+  // send ring of EV `ev`'s socket (one copy of the body there); TSS on, they
+  // are sealed into one datagram (PacketSecurity's two-span Seal).
   void SendParts(const FabricAddress& dst, std::span<const std::byte> head,
                  std::span<const std::byte> body, uint16_t ev) override;
   // TSS off: the ring points at `body` (PacketIo::QueueLent) until it is sent
   // or the engine releases it (Releasing / ReleasingAll: copied in then).
   void SendRetained(const FabricAddress& dst, std::span<const std::byte> head,
                     std::span<const std::byte> body, uint16_t ev) override;
+  // Both: `lend` for SendRetained.
+  void QueueParts(const FabricAddress& dst, std::span<const std::byte> head,
+                  std::span<const std::byte> body, uint16_t ev, bool lend);
   void Releasing(std::span<const std::byte> bytes) override;
   void ReleasingAll() override;
   // The bytes to put on the wire for `packet`: sealed when TSS is on; nothing
