@@ -1,6 +1,7 @@
 // Spare byte buffers for the SES header and payload a sent PSN keeps until it
-// is acked (SentPacket::ses_and_payload): Submit copies the packet into one
-// taken from here, the ACK gives it back. A buffer grows to the largest packet
+// is acked (SentPacket::ses_and_payload): SES builds its packet in one taken
+// from here (Engine::TakeTxBuffer) and moves it into Submit, or the span
+// Submit copies the packet into one; the ACK gives it back. A buffer grows to the largest packet
 // it ever held and keeps that capacity, so a steady stream allocates nothing
 // per packet (issue 20; spec-notes/provider.md "Allocations and per-packet
 // work"). Sans-I/O, single-threaded like the engine that owns it.
@@ -40,13 +41,29 @@ class BufferPool {
     return b;
   }
 
-  // Takes `b` back for reuse (its contents are dropped).
+  // A buffer with room for `bytes` (capacity rounded as above) for the caller
+  // to resize and fill. Its size and contents are what it held last: a packet
+  // of the size it had costs no zero-filling on resize, and most packets of a
+  // stream have one size (the full payload).
+  std::vector<std::byte> TakeRoom(size_t bytes) {
+    std::vector<std::byte> b;
+    if (!spare_.empty()) {
+      b = std::move(spare_.back());
+      spare_.pop_back();
+    }
+    if (b.capacity() < bytes) {
+      b.clear();  // reserve would copy the old contents
+      b.reserve((bytes + kGranule - 1) / kGranule * kGranule);
+    }
+    return b;
+  }
+
+  // Takes `b` back for reuse (its size and contents stay; TakeRoom).
   void Give(std::vector<std::byte>&& b) {
     if (b.capacity() == 0 || spare_.size() >= max_spare_) {
       std::vector<std::byte>().swap(b);
       return;
     }
-    b.clear();
     spare_.push_back(std::move(b));
   }
 

@@ -16,8 +16,8 @@ namespace uet::pds {
 namespace {
 
 constexpr const char* kContext = "pds.engine";
-// Largest PDS header this engine writes (ACK_CC); requests are 12 bytes.
-constexpr size_t kMaxHeaderBytes = 32;
+// Room for the largest PDS header (ACK_CCX, 40 bytes); requests are 12 or 16.
+constexpr size_t kMaxHeaderBytes = 64;
 
 // Why a header failed to parse, as a DropReason.
 DropReason ParseDropReason(const Error& e) {
@@ -159,7 +159,6 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config, Rando
                                                PacketSink& sink, Delivery& delivery) {
   UET_RETURN_IF_ERROR(config.Validate());
   std::unique_ptr<Engine> e(new Engine(config, random, sink, delivery));
-  e->tx_buffer_.resize(std::max(config.max_packet_bytes, kMaxHeaderBytes + SesResponse::kMaxBytes));
   UET_ASSIGN_OR_RETURN(RtoEstimator rto, RtoEstimator::Create(config.rto));
   e->rudi_rto_ = std::make_unique<RtoEstimator>(rto);
   e->stray_tokens_ = config.stray_reply_burst;
@@ -301,6 +300,8 @@ void Engine::RemovePdc(PdcId local) {
   if (it == pdcs_.end()) return;
   std::unique_ptr<Pdc> pdc = std::move(it->second);
   pdcs_.erase(it);
+  // Its sent packets' buffers are freed with it (SendRetained's contract).
+  if (pdc->tx) sink_.ReleasingAll();
   ForgetHalfOpen(*pdc);
   if (pdc->is_initiator()) {
     ForgetInitiatorKey(*pdc);
@@ -355,18 +356,38 @@ void Engine::PumpReleased(TimePoint now) {
 }
 
 void Engine::Emit(const FabricAddress& to, const PdsHeader& header,
-                  std::span<const std::byte> payload, uint16_t ev) {
-  ByteWriter w(tx_buffer_);
-  Status st = SerializePdsHeader(header, w);
-  if (!st.ok() || w.remaining() < payload.size()) return;  // unreachable: sizes checked on entry
-  w.Bytes(payload);
+                  std::span<const std::byte> payload, uint16_t ev, bool retained) {
+  // The header alone is written here; the payload goes to the sink as it is
+  // (a request's retained buffer, an ACK's body): spec-notes/provider.md
+  // "Copies per byte".
+  std::array<std::byte, kMaxHeaderBytes> head;
+  ByteWriter w(head);
+  if (!SerializePdsHeader(header, w).ok()) return;  // unreachable: fits kMaxHeaderBytes
   // A half-open PDC's send budget (engine_half_open.cc).
-  if (!ChargeHalfOpenTx(header, w.written())) return;
-  if (ev == 0) {
-    sink_.Send(to, w.data());
+  if (!ChargeHalfOpenTx(header, w.written() + payload.size())) return;
+  if (retained) {
+    sink_.SendRetained(to, w.data(), payload, ev);
   } else {
-    sink_.SendOnPath(to, w.data(), ev);
+    sink_.SendParts(to, w.data(), payload, ev);
   }
+}
+
+void PacketSink::SendParts(const FabricAddress& dst, std::span<const std::byte> head,
+                           std::span<const std::byte> body, uint16_t ev) {
+  const std::span<const std::byte> packet = Join(head, body);
+  if (ev == 0) {
+    Send(dst, packet);
+  } else {
+    SendOnPath(dst, packet, ev);
+  }
+}
+
+std::span<const std::byte> PacketSink::Join(std::span<const std::byte> head,
+                                            std::span<const std::byte> body) {
+  joined_.resize(head.size() + body.size());
+  if (!head.empty()) std::memcpy(joined_.data(), head.data(), head.size());
+  if (!body.empty()) std::memcpy(joined_.data() + head.size(), body.data(), body.size());
+  return joined_;
 }
 
 // ---- receive dispatch ----

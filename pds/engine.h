@@ -217,6 +217,39 @@ class PacketSink {
     (void)ev;
     Send(dst, packet);
   }
+  // What the engine calls: one packet in two parts, `head` (the PDS header)
+  // then `body` (SES header and payload, or an ACK's body; may be empty),
+  // both valid only during the call; ev 0: Send, else SendOnPath. `body` is
+  // the engine's own retained copy of a request (SentPacket::ses_and_payload),
+  // so a sink that copies both parts straight to where they go (the
+  // provider's send ring) copies each byte once (spec-notes/provider.md
+  // "Copies per byte"). Default: joins them in a scratch buffer of this sink
+  // and calls Send / SendOnPath.
+  virtual void SendParts(const FabricAddress& dst, std::span<const std::byte> head,
+                         std::span<const std::byte> body, uint16_t ev);
+  // SendParts for a RUD/ROD request, whose `body` is the buffer the engine
+  // keeps until the ACK: it stays valid and unchanged after the call, until
+  // the engine calls Releasing with a span holding it, or ReleasingAll. A sink
+  // may therefore point at it instead of copying it (the provider's send
+  // ring: spec-notes/provider.md "Copies per byte"). Default: SendParts.
+  virtual void SendRetained(const FabricAddress& dst, std::span<const std::byte> head,
+                            std::span<const std::byte> body, uint16_t ev) {
+    SendParts(dst, head, body, ev);
+  }
+  // The engine is about to free or reuse `bytes` (a buffer it gave to
+  // SendRetained): whatever still points into it must take its copy now.
+  virtual void Releasing(std::span<const std::byte> bytes) { (void)bytes; }
+  // The same for every buffer given to SendRetained so far (a sender half,
+  // with its retained buffers, goes away).
+  virtual void ReleasingAll() {}
+
+ protected:
+  // The joined packet (SendParts's default), or a sink's own use.
+  std::span<const std::byte> Join(std::span<const std::byte> head,
+                                  std::span<const std::byte> body);
+
+ private:
+  std::vector<std::byte> joined_;
 };
 
 // What comes with a received packet besides its bytes.
@@ -349,6 +382,20 @@ class Engine {
   // reverse_of PDC.
   Status Submit(TimePoint now, const SubmitRequest& request,
                 std::span<const std::byte> ses_header_and_payload);
+  // The same without a copy: the engine keeps `ses_header_and_payload` itself
+  // as the bytes it sends and resends until the ACK (ideally a buffer from
+  // TakeTxBuffer, which the ACK returns to the pool). Consumed whether or not
+  // it succeeds (a refused one goes back to the pool).
+  Status Submit(TimePoint now, const SubmitRequest& request,
+                std::vector<std::byte>&& ses_header_and_payload);
+  // A pooled buffer with room for `bytes`, for the moving Submit: the caller
+  // resizes it to the packet and writes the SES header and payload into it.
+  // Its size on return is unspecified (a reused buffer's last packet size).
+  std::vector<std::byte> TakeTxBuffer(size_t bytes) { return tx_buffers_.TakeRoom(bytes); }
+  // SES header and payload bytes the engine copied on Submit (the span
+  // Submit, RUDI's retained copy): 0 for requests moved in (a guard: issue 20,
+  // spec-notes/provider.md "Copies per byte").
+  uint64_t tx_copy_bytes() const { return tx_copy_bytes_; }
   // A burst of Submits: between HoldPumps and ReleasePumps a submitted packet
   // waits in its PDC's queue, and ReleasePumps sends them together, so only
   // the burst's last packet (or the one the window stops at) carries AR and
@@ -447,8 +494,9 @@ class Engine {
   void PumpReleased(TimePoint now);
   void Drop(DropReason reason) { counters_.drops.Count(reason); }
   // `ev`: the entropy value (0: the FEP's own socket).
+  // `retained`: `payload` is a request's SentPacket::ses_and_payload (SendRetained).
   void Emit(const FabricAddress& to, const PdsHeader& header, std::span<const std::byte> payload,
-            uint16_t ev = 0);
+            uint16_t ev = 0, bool retained = false);
   // Whether a request from `from` may belong to a PDC whose peer is `peer`.
   bool SamePeer(const FabricAddress& peer, const FabricAddress& from) const {
     return config_.sprayed_source_ports ? peer.ip == from.ip : peer == from;
@@ -456,8 +504,14 @@ class Engine {
   void FlushCompletions();
 
   // ---- sender half (engine_tx.cc) ----
+  // Both Submits: `bytes` is the request; `owned`, when set, holds the same
+  // bytes and is moved into the engine instead of copying them.
+  Status SubmitBytes(TimePoint now, const SubmitRequest& request,
+                     std::span<const std::byte> bytes, std::vector<std::byte>* owned);
+  // `owned` if set (moved from), else a pooled copy of `bytes` (counted).
+  std::vector<std::byte> Retain(std::span<const std::byte> bytes, std::vector<std::byte>* owned);
   Status SubmitToPdc(TimePoint now, Pdc& pdc, const SubmitRequest& request,
-                     std::span<const std::byte> bytes);
+                     std::span<const std::byte> bytes, std::vector<std::byte>* owned);
   // Sends what the window and the controller admit, on every PDC of `pdc`'s
   // CCC (they share the controller's window), one packet per PDC in turn.
   void Pump(TimePoint now, Pdc& pdc);
@@ -606,7 +660,7 @@ class Engine {
 
   // ---- RUDI and UUD (engine_datagram.cc) ----
   Status SubmitRudi(TimePoint now, const SubmitRequest& request,
-                    std::span<const std::byte> bytes);
+                    std::span<const std::byte> bytes, std::vector<std::byte>* owned);
   Status SubmitUud(const SubmitRequest& request, std::span<const std::byte> bytes);
   void HandleRudi(TimePoint now, const FabricAddress& from, const RudiPacket& p,
                   std::span<const std::byte> payload, RxMeta meta);
@@ -672,9 +726,9 @@ class Engine {
   // one per engine, shared by every target PDC; null for sender-only CC.
   std::unique_ptr<cc::ReceiverCc> rx_cc_;
 
-  std::vector<std::byte> tx_buffer_;
   // Sent packets' SES bytes, reused (pds/buffer_pool.h).
   BufferPool tx_buffers_{EngineConfig::kDefaultMaxQueuedPerPdc};
+  uint64_t tx_copy_bytes_ = 0;  // tx_copy_bytes()
   std::vector<uint16_t> timer_ids_;  // OnTimer's walk, storage reused
   int depth_ = 0;  // entry points on the stack: Submit flushes only at depth 0
   // Inside SES's request upcall: Submit queues and leaves the pump to

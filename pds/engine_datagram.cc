@@ -52,7 +52,7 @@ bool IsFatalForRudi(NackCode code) {
 }  // namespace
 
 Status Engine::SubmitRudi(TimePoint now, const SubmitRequest& request,
-                          std::span<const std::byte> bytes) {
+                          std::span<const std::byte> bytes, std::vector<std::byte>* owned) {
   if (rudi_.size() >= config_.max_rudi_outstanding) {
     return Error::Invalid(kContext, "RUDI requests outstanding", rudi_.size());
   }
@@ -65,7 +65,12 @@ Status Engine::SubmitRudi(TimePoint now, const SubmitRequest& request,
   r->dst = request.dst;
   r->token = request.token;
   r->next_hdr = request.next_hdr;
-  r->ses_and_payload.assign(bytes.begin(), bytes.end());
+  if (owned != nullptr) {
+    r->ses_and_payload = std::move(*owned);
+  } else {
+    tx_copy_bytes_ += bytes.size();
+    r->ses_and_payload.assign(bytes.begin(), bytes.end());
+  }
   RudiPending& ref = *r;
   ref.first_sent = now;
   rudi_.emplace(id, std::move(r));

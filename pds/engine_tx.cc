@@ -36,6 +36,27 @@ size_t HeaderSize(PdsMode mode, bool credit) {
 
 Status Engine::Submit(TimePoint now, const SubmitRequest& request,
                       std::span<const std::byte> ses_header_and_payload) {
+  return SubmitBytes(now, request, ses_header_and_payload, nullptr);
+}
+
+Status Engine::Submit(TimePoint now, const SubmitRequest& request,
+                      std::vector<std::byte>&& ses_header_and_payload) {
+  std::vector<std::byte> owned = std::move(ses_header_and_payload);
+  Status st = SubmitBytes(now, request, owned, &owned);
+  tx_buffers_.Give(std::move(owned));  // refused, or UUD (sent, not kept); else empty
+  return st;
+}
+
+std::vector<std::byte> Engine::Retain(std::span<const std::byte> bytes,
+                                      std::vector<std::byte>* owned) {
+  if (owned != nullptr) return std::move(*owned);
+  tx_copy_bytes_ += bytes.size();
+  return tx_buffers_.Take(bytes);
+}
+
+Status Engine::SubmitBytes(TimePoint now, const SubmitRequest& request,
+                           std::span<const std::byte> ses_header_and_payload,
+                           std::vector<std::byte>* owned) {
   if (ses_header_and_payload.size() + HeaderSize(request.mode, rx_cc_ != nullptr) >
       config_.max_packet_bytes) {
     return Error::Invalid(kContext, "packet too big", ses_header_and_payload.size());
@@ -46,7 +67,7 @@ Status Engine::Submit(TimePoint now, const SubmitRequest& request,
     DepthGuard guard(depth_);
     now_ = now;
     switch (request.mode) {
-      case PdsMode::kRudi: st = SubmitRudi(now, request, ses_header_and_payload); break;
+      case PdsMode::kRudi: st = SubmitRudi(now, request, ses_header_and_payload, owned); break;
       case PdsMode::kUud: st = SubmitUud(request, ses_header_and_payload); break;
       case PdsMode::kRud:
       case PdsMode::kRod: {
@@ -63,7 +84,7 @@ Status Engine::Submit(TimePoint now, const SubmitRequest& request,
         } else {
           UET_ASSIGN_OR_RETURN(pdc, GetOrCreateInitiator(request));
         }
-        st = SubmitToPdc(now, *pdc, request, ses_header_and_payload);
+        st = SubmitToPdc(now, *pdc, request, ses_header_and_payload, owned);
         break;
       }
     }
@@ -73,13 +94,13 @@ Status Engine::Submit(TimePoint now, const SubmitRequest& request,
 }
 
 Status Engine::SubmitToPdc(TimePoint now, Pdc& pdc, const SubmitRequest& request,
-                           std::span<const std::byte> bytes) {
+                           std::span<const std::byte> bytes, std::vector<std::byte>* owned) {
   SenderHalf& tx = *pdc.tx;
   if (tx.queue.size() >= config_.max_queued_per_pdc) {
     return Error::Invalid(kContext, "queue full", tx.queue.size());
   }
   tx.queue.push_back(QueuedPacket{request.token, request.next_hdr, request.ack_request,
-                                  tx_buffers_.Take(bytes)});
+                                  Retain(bytes, owned)});
   if (defer_pumps_ > 0) {
     // Pumped when the entry point or the hold ends; a burst to one peer is
     // listed once.
@@ -252,7 +273,7 @@ void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
     if (retx) tx.entropy.OnLost(s.ev);
     s.ev = req.syn ? 0 : tx.entropy.Next();
     s.ev_seq = ++tx.ev_sent[s.ev];
-    Emit(pdc.peer, req, s.ses_and_payload, s.ev);
+    Emit(pdc.peer, req, s.ses_and_payload, s.ev, /*retained=*/true);
   }
   s.sent_at = now;
   pdc.last_activity = now;
@@ -342,6 +363,9 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
       completed_.push_back(std::move(d));
     }
     s.used = false;
+    // A resend of it may still be queued in the sink (a spurious retransmission
+    // and this ACK in one pass): the sink copies it before the pool reuses it.
+    sink_.Releasing(s.ses_and_payload);
     tx_buffers_.Give(std::move(s.ses_and_payload));
   });
   if (sum.outcome == AckOutcome::kInvalid) {
@@ -653,6 +677,7 @@ void Engine::Fail(PdcId local, FailureReason reason, Duration silent_for) {
 void Engine::FailSender(Pdc& pdc, const Failure& failure) {
   std::vector<uint64_t> failed = pdc.tx->PendingTokens();
   DropInFlight(pdc);
+  sink_.ReleasingAll();  // the sender's retained buffers go with it
   pdc.tx.reset();
   for (uint64_t token : failed) delivery_.OnSendFailed(token, failure);
 }
@@ -712,6 +737,7 @@ void Engine::RestartAt(TimePoint now, Pdc& pdc, Psn start) {
   if (!fresh.ok()) return;  // unreachable: config validated
   (*fresh)->queue = TakeUnsent(*pdc.tx);
   DropInFlight(pdc);
+  sink_.ReleasingAll();
   pdc.tx = std::move(*fresh);
   pdc.start_psn = start;
   ++counters_.start_psn_restarts;

@@ -298,6 +298,53 @@ void Progress::SendOnPath(const FabricAddress& dst, std::span<const std::byte> p
   }
 }
 
+void Progress::SendParts(const FabricAddress& dst, std::span<const std::byte> head,
+                         std::span<const std::byte> body, uint16_t ev) {
+  QueueParts(dst, head, body, ev, /*lend=*/false);
+}
+
+void Progress::SendRetained(const FabricAddress& dst, std::span<const std::byte> head,
+                            std::span<const std::byte> body, uint16_t ev) {
+  QueueParts(dst, head, body, ev, /*lend=*/true);
+}
+
+void Progress::QueueParts(const FabricAddress& dst, std::span<const std::byte> head,
+                          std::span<const std::byte> body, uint16_t ev, bool lend) {
+  ride_.OnQueued(head);  // the PDS header says whether it is data or control
+  if (security_) {
+    // One datagram sealed from both parts (PacketSecurity's two-span Seal).
+    std::optional<std::span<const std::byte>> wire = security_->Seal(dst, head, body);
+    if (!wire) return;  // refused: counted by the TSS library
+    BeforeQueue(ev);
+    if (ev == 0) {
+      io_->Queue(dst.ip, dst.port, *wire);
+    } else {
+      ev_sockets_.Queue(ev, dst.ip, dst.port, *wire);
+    }
+    return;
+  }
+  BeforeQueue(ev);
+  if (ev == 0) {
+    if (lend) {
+      io_->QueueLent(dst.ip, dst.port, head, body);
+    } else {
+      io_->QueueParts(dst.ip, dst.port, head, body);
+    }
+  } else {
+    ev_sockets_.Queue(ev, dst.ip, dst.port, head, body, lend);
+  }
+}
+
+void Progress::Releasing(std::span<const std::byte> bytes) {
+  io_->Detach(bytes);
+  ev_sockets_.Detach(bytes);
+}
+
+void Progress::ReleasingAll() {
+  io_->DetachAll();
+  ev_sockets_.DetachAll();
+}
+
 uint64_t Progress::AddOp(OpRecord op) {
   const uint64_t id = next_op_++;
   ops_.emplace(id, std::move(op));

@@ -126,6 +126,20 @@ class Progress final : public pds::PacketSink,
   void Send(const FabricAddress& dst, std::span<const std::byte> packet) override;
   void SendOnPath(const FabricAddress& dst, std::span<const std::byte> packet,
                   uint16_t ev) override;
+  // The engine's packets: TSS off, `head` and `body` go straight into the
+  // send ring of EV `ev`'s socket (one copy of the body there); TSS on, they
+  // are sealed into one datagram (PacketSecurity's two-span Seal).
+  void SendParts(const FabricAddress& dst, std::span<const std::byte> head,
+                 std::span<const std::byte> body, uint16_t ev) override;
+  // TSS off: the ring points at `body` (PacketIo::QueueLent) until it is sent
+  // or the engine releases it (Releasing / ReleasingAll: copied in then).
+  void SendRetained(const FabricAddress& dst, std::span<const std::byte> head,
+                    std::span<const std::byte> body, uint16_t ev) override;
+  // Both: `lend` for SendRetained.
+  void QueueParts(const FabricAddress& dst, std::span<const std::byte> head,
+                  std::span<const std::byte> body, uint16_t ev, bool lend);
+  void Releasing(std::span<const std::byte> bytes) override;
+  void ReleasingAll() override;
   // The bytes to put on the wire for `packet`: sealed when TSS is on; nothing
   // when sealing refused (counter exhausted: out_invoke_fail, PDS sees a loss).
   std::optional<std::span<const std::byte>> Wire(const FabricAddress& dst,

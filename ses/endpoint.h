@@ -368,9 +368,11 @@ class Endpoint final : private pds::Delivery {
   // Releases op.pin (pds::Engine::UnpinPdc), if it holds one.
   void ReleasePin(TxOp& op);
   void SubmitNext(uint64_t op_id, TxOp& op);
-  // Serializes packet `index` of `op` into `out`; its next_hdr in `*next_hdr`.
+  // Serializes packet `index` of `op` into `out`, a buffer taken from the PDS
+  // engine's pool (Engine::TakeTxBuffer) for the moving Submit; its next_hdr
+  // in `*next_hdr`.
   Status BuildPacket(const TxOp& op, uint32_t index, std::vector<std::byte>& out,
-                     pds::NextHeader* next_hdr) const;
+                     pds::NextHeader* next_hdr);
   // The SES response an ACK carried for a packet of `op`.
   void OnResponse(TxOp& op, pds::NextHeader hdr, std::span<const std::byte> bytes);
   // Read data (response with data) arriving on the reverse PSN space.

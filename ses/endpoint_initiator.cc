@@ -327,7 +327,8 @@ void Endpoint::SubmitNext(uint64_t id, TxOp& op) {
   State& st = *state_;
   const uint32_t index = op.next_packet;
   pds::NextHeader next_hdr = pds::NextHeader::kNone;
-  Status status = BuildPacket(op, index, st.tx_buffer, &next_hdr);
+  std::vector<std::byte> packet;
+  Status status = BuildPacket(op, index, packet, &next_hdr);
   if (status.ok()) {
     const pds::SubmitRequest req{.dst = op.peer.addr,
                                  .mode = op.datagram ? pds::PdsMode::kUud : config_.mode,
@@ -342,7 +343,8 @@ void Endpoint::SubmitNext(uint64_t id, TxOp& op) {
     const bool served = op.role == TxOp::Role::kServedRead;
     const bool datagram = op.datagram;
     // A UUD submit completes at once: `op` may be gone when it returns.
-    status = pds_->Submit(st.now, req, st.tx_buffer);
+    // Moved, not copied: PDS keeps this buffer until the ACK and sends from it.
+    status = pds_->Submit(st.now, req, std::move(packet));
     if (status.ok()) {
       ++(served ? counters_.read_data_packets_sent : counters_.packets_sent);
       if (datagram) ++counters_.datagrams_sent;
@@ -410,7 +412,7 @@ void Endpoint::SendMsgError(const TxOp& o) {
 }
 
 Status Endpoint::BuildPacket(const TxOp& op, uint32_t index, std::vector<std::byte>& out,
-                             pds::NextHeader* next_hdr) const {
+                             pds::NextHeader* next_hdr) {
   if (op.source_error) return *op.source_error;
   if (op.role == TxOp::Role::kServedRead) {
     const TxOp* user = RendezvousSource(op);
@@ -491,6 +493,9 @@ Status Endpoint::BuildPacket(const TxOp& op, uint32_t index, std::vector<std::by
   }
   *next_hdr = SesNextHeader(header);
   const size_t hdr_size = SesHeaderWireSize(header);
+  // Written where PDS keeps it: the one copy of the payload above the kernel's
+  // (spec-notes/provider.md "Copies per byte").
+  out = pds_->TakeTxBuffer(hdr_size + n);
   out.resize(hdr_size + n);
   ByteWriter w(out);
   UET_RETURN_IF_ERROR(SerializeSesHeader(header, w));

@@ -168,7 +168,6 @@ struct Endpoint::State {
   // tx_queue on SourceReady; user ops still staging, by context.
   std::vector<uint64_t> stalled;
   PooledMap<uint64_t, uint64_t> staged_by_context;
-  std::vector<std::byte> tx_buffer;
 
   // ---- target ----
   RecvQueue untagged;

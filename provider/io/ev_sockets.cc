@@ -79,17 +79,31 @@ void EvSockets::Close() {
 
 bool EvSockets::Queue(uint16_t ev, const IpAddress& ip, uint16_t port,
                       std::span<const std::byte> bytes) {
+  return Queue(ev, ip, port, {}, bytes);
+}
+
+bool EvSockets::Queue(uint16_t ev, const IpAddress& ip, uint16_t port,
+                      std::span<const std::byte> head, std::span<const std::byte> body,
+                      bool lend) {
   if (ev == 0 || ev > evs_.size()) {
     ++stats_.send_errors;
     return false;
   }
   Ev& e = evs_[ev - 1];
-  if (!e.tx->Enqueue(family_, max_datagram_, ip, port, bytes,
-                     [&] { SendQueued(e.fd, *e.tx, &e.gso, &stats_); })) {
+  if (!e.tx->Enqueue(family_, max_datagram_, ip, port, head, body,
+                     [&] { SendQueued(e.fd, *e.tx, &e.gso, &stats_); }, lend)) {
     ++stats_.send_errors;
     return false;
   }
   return true;
+}
+
+void EvSockets::Detach(std::span<const std::byte> bytes) {
+  for (Ev& e : evs_) e.tx->Detach(bytes);
+}
+
+void EvSockets::DetachAll() {
+  for (Ev& e : evs_) e.tx->Detach({}, /*all=*/true);
 }
 
 size_t EvSockets::Flush() {

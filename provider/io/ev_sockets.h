@@ -63,6 +63,12 @@ class EvSockets {
   // Queues one datagram on EV `ev`'s socket (sent by the next Flush, or now
   // when the ring fills); false if refused (see the error policy).
   bool Queue(uint16_t ev, const IpAddress& ip, uint16_t port, std::span<const std::byte> bytes);
+  // The same in two parts, `head` then `body` (PacketIo::QueueParts).
+  bool Queue(uint16_t ev, const IpAddress& ip, uint16_t port, std::span<const std::byte> head,
+             std::span<const std::byte> body, bool lend = false);
+  // PacketIo::Detach / DetachAll for every EV's ring (`lend` above: QueueLent).
+  void Detach(std::span<const std::byte> bytes);
+  void DetachAll();
   // Sends what every EV has queued; returns the datagrams the kernel took.
   size_t Flush();
   // The same for EV `ev` alone (1 .. count-1; others: nothing).

@@ -49,6 +49,13 @@ std::optional<IoBackend> ParseIoBackend(std::string_view name) {
   return std::nullopt;
 }
 
+void PacketIo::QueueParts(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
+                          std::span<const std::byte> body) {
+  joined_.assign(head.begin(), head.end());
+  joined_.insert(joined_.end(), body.begin(), body.end());
+  Queue(dst, port, joined_);
+}
+
 Result<std::unique_ptr<PacketIo>> OpenPacketIo(const UdpIoConfig& config) {
   if (config.impair.enabled()) UET_RETURN_IF_ERROR(ImpairIo::Validate(config.impair));
   UET_ASSIGN_OR_RETURN(std::unique_ptr<PacketIo> io, OpenBackend(config));

@@ -11,6 +11,9 @@
 //    a preallocated send slot, Flush hands everything queued to the kernel in
 //    one batch, Poll hands received datagrams to a callback as spans into
 //    preallocated receive buffers. Nothing is allocated per datagram.
+//    QueueParts copies a datagram given in two parts (PDS header, SES bytes);
+//    QueueLent (mmsg only) copies the header and points the slot at the body,
+//    which the caller keeps until Flush sends it or Detach copies it in.
 //  - Backends (IoBackend in io_config.h): UdpIo (udp_io.h, recvmmsg/sendmmsg)
 //    works everywhere; UringIo (uring_io.h) needs io_uring with multishot
 //    receive, provided-buffer rings and deferred task work (Linux 6.1+).
@@ -57,6 +60,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "provider/io/io_config.h"
 #include "uet/ip_address.h"
@@ -116,6 +120,25 @@ class PacketIo {
   // Copies the datagram into the send batch; flushes when the batch is full.
   // An empty span sends a zero-length datagram.
   virtual void Queue(const IpAddress& dst, uint16_t port, std::span<const std::byte> bytes) = 0;
+  // The same for a datagram in two parts, `head` then `body`: the backends
+  // copy each straight into the send slot (a PDS header and the SES bytes the
+  // engine keeps: pds::PacketSink::SendParts). Default: joins them in a
+  // scratch buffer, then Queue.
+  virtual void QueueParts(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
+                          std::span<const std::byte> body);
+  // QueueParts without copying `body`: the send slot points at it, so the
+  // caller keeps it valid and unchanged until Flush sent it or Detach /
+  // DetachAll copied it in (pds::PacketSink::SendRetained). Default (io_uring,
+  // whose round may stay in flight after Flush; impairment): QueueParts.
+  virtual void QueueLent(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
+                         std::span<const std::byte> body) {
+    QueueParts(dst, port, head, body);
+  }
+  // Copies into their slots the lent bodies of queued datagrams that lie
+  // within `bytes` (DetachAll: every one), before the caller frees or reuses
+  // them. Default: nothing is ever lent.
+  virtual void Detach(std::span<const std::byte> bytes) { (void)bytes; }
+  virtual void DetachAll() {}
   // Hands everything queued to the kernel (EAGAIN: keeps the rest queued and
   // returns). Returns datagrams sent by this call.
   virtual size_t Flush() = 0;
@@ -144,6 +167,9 @@ class PacketIo {
 
  protected:
   PacketIo() = default;
+
+ private:
+  std::vector<std::byte> joined_;  // QueueParts's default
 };
 
 // Opens the backend that config.backend names (kAuto: io_uring, else mmsg),

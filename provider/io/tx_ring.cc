@@ -9,32 +9,75 @@
 namespace uet::prov::io_internal {
 
 size_t TxRing::Bytes(size_t batch, size_t max_datagram) {
-  return batch * (max_datagram + sizeof(iovec) + sizeof(SockAddr) + sizeof(socklen_t) +
+  return batch * (max_datagram + 2 * sizeof(iovec) + sizeof(SockAddr) + sizeof(socklen_t) +
                   sizeof(mmsghdr) + sizeof(uint16_t) + sizeof(SegmentCmsg));
 }
 
 TxRing::TxRing(size_t batch, size_t max_datagram)
     : batch_(batch),
       buf_(std::make_unique_for_overwrite<std::byte[]>(batch * max_datagram)),
-      iov_(batch),
+      iov_(2 * batch),
       addr_(batch),
       addr_len_(batch),
       msgs_(batch),
       msg_datagrams_(batch),
       cmsg_(batch) {
-  for (size_t i = 0; i < batch; ++i) iov_[i] = iovec{buf_.get() + i * max_datagram, 0};
+  for (size_t i = 0; i < batch; ++i) {
+    own(i) = iovec{buf_.get() + i * max_datagram, 0};
+    body(i) = iovec{nullptr, 0};
+  }
 }
 
-bool TxRing::Push(int family, const IpAddress& dst, uint16_t port,
-                  std::span<const std::byte> bytes) {
-  const size_t slot = (head_ + count_) % batch_;
+bool TxRing::Address(int family, const IpAddress& dst, uint16_t port, size_t slot) {
   const socklen_t len = ToSockaddr(family, dst, port, &addr_[slot]);
   if (len == 0) return false;
   addr_len_[slot] = len;
-  if (!bytes.empty()) std::memcpy(iov_[slot].iov_base, bytes.data(), bytes.size());
-  iov_[slot].iov_len = bytes.size();
+  return true;
+}
+
+bool TxRing::Push(int family, const IpAddress& dst, uint16_t port,
+                  std::span<const std::byte> head, std::span<const std::byte> body) {
+  const size_t slot = (head_ + count_) % batch_;
+  if (!Address(family, dst, port, slot)) return false;
+  auto* out = static_cast<std::byte*>(own(slot).iov_base);
+  if (!head.empty()) std::memcpy(out, head.data(), head.size());
+  if (!body.empty()) std::memcpy(out + head.size(), body.data(), body.size());
+  own(slot).iov_len = head.size() + body.size();
+  this->body(slot) = iovec{nullptr, 0};
   ++count_;
   return true;
+}
+
+bool TxRing::PushLent(int family, const IpAddress& dst, uint16_t port,
+                      std::span<const std::byte> head, std::span<const std::byte> body) {
+  if (body.empty()) return Push(family, dst, port, head, body);
+  const size_t slot = (head_ + count_) % batch_;
+  if (!Address(family, dst, port, slot)) return false;
+  if (!head.empty()) std::memcpy(own(slot).iov_base, head.data(), head.size());
+  own(slot).iov_len = head.size();
+  // The kernel only reads through it.
+  this->body(slot) = iovec{const_cast<std::byte*>(body.data()), body.size()};
+  ++count_;
+  ++lent_;
+  return true;
+}
+
+void TxRing::Detach(std::span<const std::byte> bytes, bool all) {
+  if (lent_ == 0) return;
+  const auto lo = reinterpret_cast<uintptr_t>(bytes.data());
+  const uintptr_t hi = lo + bytes.size();
+  for (size_t i = 0; i < count_ && lent_ > 0; ++i) {
+    const size_t slot = (head_ + i) % batch_;
+    iovec& b = body(slot);
+    if (b.iov_len == 0) continue;
+    const auto at = reinterpret_cast<uintptr_t>(b.iov_base);
+    if (!all && (at < lo || at + b.iov_len > hi)) continue;
+    iovec& o = own(slot);
+    std::memcpy(static_cast<std::byte*>(o.iov_base) + o.iov_len, b.iov_base, b.iov_len);
+    o.iov_len += b.iov_len;
+    b = iovec{nullptr, 0};
+    --lent_;
+  }
 }
 
 bool TxRing::SameDestination(size_t a, size_t b) const {
@@ -47,13 +90,13 @@ size_t TxRing::Build(bool gso) {
   size_t m = 0;
   for (size_t i = 0; i < run; ++m) {
     const size_t first = head_ + i;
-    const size_t size = iov_[first].iov_len;
+    const size_t size = Length(first);
     size_t n = 1;
     if (gso && size > 0) {
       size_t total = size;
       while (i + n < run && n < kMaxGsoSegments) {
         const size_t next = first + n;
-        const size_t len = iov_[next].iov_len;
+        const size_t len = Length(next);
         if (len == 0 || len > size || total + len > kMaxGsoBytes ||
             !SameDestination(first, next)) {
           break;
@@ -67,8 +110,8 @@ size_t TxRing::Build(bool gso) {
     h = msghdr{};
     h.msg_name = &addr_[first];
     h.msg_namelen = addr_len_[first];
-    h.msg_iov = &iov_[first];
-    h.msg_iovlen = n;
+    h.msg_iov = &own(first);  // both iovecs of each slot of the run
+    h.msg_iovlen = 2 * n;
     if (n > 1) {
       h.msg_control = cmsg_[m].bytes;
       h.msg_controllen = sizeof(SegmentCmsg);
@@ -87,6 +130,12 @@ size_t TxRing::Build(bool gso) {
 }
 
 void TxRing::Consume(size_t n) {
+  for (size_t i = 0; i < n && lent_ > 0; ++i) {
+    iovec& b = body((head_ + i) % batch_);
+    if (b.iov_len == 0) continue;
+    b = iovec{nullptr, 0};
+    --lent_;
+  }
   count_ -= n;
   head_ = count_ == 0 ? 0 : (head_ + n) % batch_;
 }

@@ -16,6 +16,10 @@
 //    carries the size. The kernel then cuts the payload back into the same
 //    datagrams, so the receiver cannot tell.
 //  - The messages stay valid until the next Build; Consume does not touch them.
+//  - Each slot has two iovecs: the slot's bytes, then an optional lent body
+//    (PushLent: bytes the caller keeps valid until the slot is consumed or
+//    Detach copies them into the slot). A GSO message's msg_iov spans both
+//    iovecs of each of its slots; the kernel joins them.
 //
 // Error policy: Push refuses (returns false) a destination the socket's family
 // cannot reach; sizes are checked by the caller. The constructor may throw
@@ -50,23 +54,40 @@ class TxRing {
   size_t count() const { return count_; }
   bool full() const { return count_ == batch_; }
 
-  // Copies the datagram into the tail slot (bytes.size() <= max_datagram).
-  // False, and nothing queued, when a socket of `family` cannot reach dst.
-  bool Push(int family, const IpAddress& dst, uint16_t port, std::span<const std::byte> bytes);
+  // Copies the datagram, `head` then `body` (a PDS header and the SES bytes
+  // PDS keeps: PacketIo::QueueParts), into the tail slot (head.size() +
+  // body.size() <= max_datagram). False, and nothing queued, when a socket of
+  // `family` cannot reach dst.
+  bool Push(int family, const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
+            std::span<const std::byte> body);
+  // The same, but only `head` is copied: the slot points at `body`, which the
+  // caller keeps valid and unchanged until the slot is consumed (sent or
+  // dropped) or Detach copies it in.
+  bool PushLent(int family, const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
+                std::span<const std::byte> body);
+  // Copies into their slots the lent bodies of queued datagrams that lie within
+  // `bytes` (every lent body when `all`): afterwards nothing queued points there.
+  void Detach(std::span<const std::byte> bytes, bool all = false);
+  // Queued datagrams whose body is lent.
+  size_t lent() const { return lent_; }
 
   // PacketIo::Queue's policy, the same for every backend: a datagram over
   // max_datagram, or one that still finds the ring full after `flush`, or an
   // unreachable destination is refused (false: the caller counts a send
   // error); a push that fills the ring flushes at once.
+  // `lend`: PushLent, else Push.
   template <typename Flush>
   bool Enqueue(int family, size_t max_datagram, const IpAddress& dst, uint16_t port,
-               std::span<const std::byte> bytes, Flush&& flush) {
-    if (bytes.size() > max_datagram) return false;
+               std::span<const std::byte> head, std::span<const std::byte> body,
+               Flush&& flush, bool lend = false) {
+    if (head.size() + body.size() > max_datagram) return false;
     if (full()) {
       flush();
       if (full()) return false;  // EAGAIN left the ring full
     }
-    if (!Push(family, dst, port, bytes)) return false;
+    if (!(lend ? PushLent(family, dst, port, head, body) : Push(family, dst, port, head, body))) {
+      return false;
+    }
     if (full()) flush();
     return true;
   }
@@ -88,10 +109,16 @@ class TxRing {
   };
 
   bool SameDestination(size_t a, size_t b) const;
+  // Slot `slot`'s iovecs: its own bytes, then the lent body (empty if none).
+  iovec& own(size_t slot) { return iov_[2 * slot]; }
+  iovec& body(size_t slot) { return iov_[2 * slot + 1]; }
+  size_t Length(size_t slot) const { return iov_[2 * slot].iov_len + iov_[2 * slot + 1].iov_len; }
+  // Fills the tail slot's address; false if `family` cannot reach dst.
+  bool Address(int family, const IpAddress& dst, uint16_t port, size_t slot);
 
   size_t batch_;
   std::unique_ptr<std::byte[]> buf_;  // batch_ * max_datagram_
-  std::vector<iovec> iov_;
+  std::vector<iovec> iov_;  // 2 per slot: own(), body()
   std::vector<SockAddr> addr_;
   std::vector<socklen_t> addr_len_;
   std::vector<mmsghdr> msgs_;
@@ -99,6 +126,7 @@ class TxRing {
   std::vector<SegmentCmsg> cmsg_;
   size_t head_ = 0;
   size_t count_ = 0;
+  size_t lent_ = 0;
 };
 
 }  // namespace uet::prov::io_internal

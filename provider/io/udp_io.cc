@@ -57,10 +57,26 @@ UdpIo::~UdpIo() { close(fd_); }
 size_t UdpIo::queued() const { return tx_->count(); }
 
 void UdpIo::Queue(const IpAddress& dst, uint16_t port, std::span<const std::byte> bytes) {
-  if (!tx_->Enqueue(family_, max_datagram_, dst, port, bytes, [this] { Flush(); })) {
+  QueueParts(dst, port, {}, bytes);
+}
+
+void UdpIo::QueueParts(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
+                       std::span<const std::byte> body) {
+  if (!tx_->Enqueue(family_, max_datagram_, dst, port, head, body, [this] { Flush(); })) {
     ++stats_.send_errors;
   }
 }
+
+void UdpIo::QueueLent(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
+                      std::span<const std::byte> body) {
+  if (!tx_->Enqueue(family_, max_datagram_, dst, port, head, body, [this] { Flush(); },
+                    /*lend=*/true)) {
+    ++stats_.send_errors;
+  }
+}
+
+void UdpIo::Detach(std::span<const std::byte> bytes) { tx_->Detach(bytes); }
+void UdpIo::DetachAll() { tx_->Detach({}, /*all=*/true); }
 
 size_t UdpIo::Flush() { return io_internal::SendQueued(fd_, *tx_, &gso_, &stats_); }
 

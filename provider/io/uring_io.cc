@@ -225,7 +225,12 @@ size_t UringIo::queued() const { return tx_->count(); }
 // ---- Send ----
 
 void UringIo::Queue(const IpAddress& dst, uint16_t port, std::span<const std::byte> bytes) {
-  if (!tx_->Enqueue(family_, max_datagram_, dst, port, bytes, [this] { Flush(); })) {
+  QueueParts(dst, port, {}, bytes);
+}
+
+void UringIo::QueueParts(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
+                       std::span<const std::byte> body) {
+  if (!tx_->Enqueue(family_, max_datagram_, dst, port, head, body, [this] { Flush(); })) {
     ++stats_.send_errors;
   }
 }

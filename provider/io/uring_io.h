@@ -112,6 +112,8 @@ class UringIo final : public PacketIo {
   int socket_fd() const { return sock_; }  // the UDP socket (= fd())
 
   void Queue(const IpAddress& dst, uint16_t port, std::span<const std::byte> bytes) override;
+  void QueueParts(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
+                  std::span<const std::byte> body) override;
   size_t Flush() override;
   size_t queued() const override;
   size_t Poll(const std::function<void(const RxDatagram&)>& fn, size_t max = SIZE_MAX) override;

@@ -45,6 +45,26 @@ TEST(BufferPool, KeepsAtMostMaxSpare) {
   EXPECT_EQ(pool.spare(), 2u);
 }
 
+// Given a buffer of 4140 bytes given back, expect TakeRoom to hand the same
+// storage out with its size kept (a resize to the same packet size writes
+// nothing), and a request beyond its capacity to get a fresh, rounded one.
+TEST(BufferPool, TakeRoomReusesStorageAndKeepsTheLastSize) {
+  BufferPool pool(4);
+  std::vector<std::byte> b = pool.TakeRoom(4140);
+  EXPECT_GE(b.capacity(), 4608u);
+  b.resize(4140, std::byte{9});
+  const std::byte* storage = b.data();
+  pool.Give(std::move(b));
+  std::vector<std::byte> c = pool.TakeRoom(4140);
+  EXPECT_EQ(c.data(), storage);
+  EXPECT_EQ(c.size(), 4140u);
+  EXPECT_EQ(c[4139], std::byte{9});
+  pool.Give(std::move(c));
+  std::vector<std::byte> d = pool.TakeRoom(5000);
+  EXPECT_GE(d.capacity(), 5120u);
+  EXPECT_TRUE(d.empty()) << "grown buffers start empty (nothing copied over)";
+}
+
 // Given pushes and pops that wrap the ring and a growth past its first
 // capacity (16), expect FIFO order and iteration front to back throughout.
 TEST(Ring, FifoAcrossWrapAndGrowth) {

@@ -94,6 +94,9 @@ struct Sent {
   PdsHeader header;
   Bytes payload;  // what follows the PDS header (SES header / response bytes)
   uint16_t ev = 0;  // entropy value (SendOnPath); `from` then carries that EV's port
+  // Where the engine's body part lay (PacketSink::SendParts): a request's
+  // retained buffer, so tests can tell it was not copied on the way.
+  const std::byte* body_at = nullptr;
 
   PdsType type() const { return PdsHeaderType(header); }
   template <typename T>
@@ -172,8 +175,61 @@ class CaptureSink : public PacketSink {
     sent.back().from.port = static_cast<uint16_t>(self_.port + 1000 + ev);
   }
 
+  void SendParts(const FabricAddress& dst, std::span<const std::byte> head,
+                 std::span<const std::byte> body, uint16_t ev) override {
+    PacketSink::SendParts(dst, head, body, ev);  // joined: Send or SendOnPath above
+    sent.back().body_at = body.data();
+  }
+
+  // With `lend` set, it behaves like the provider's send ring for retained
+  // bodies (pds::PacketSink::SendRetained): it keeps pointing at each body,
+  // with a snapshot of its bytes, until Releasing / ReleasingAll "copies it
+  // in" (detaches it) or Flush "sends" it. Flush fails the test when a body
+  // still pointed at changed since it was queued: the engine reused or freed a
+  // buffer without releasing it first.
+  void SendRetained(const FabricAddress& dst, std::span<const std::byte> head,
+                    std::span<const std::byte> body, uint16_t ev) override {
+    SendParts(dst, head, body, ev);
+    if (lend) lent.push_back(Lent{body, Bytes(body.begin(), body.end())});
+  }
+  void Releasing(std::span<const std::byte> bytes) override {
+    ++releasing;
+    for (Lent& l : lent) {
+      if (!l.body.empty() && std::less_equal<>()(bytes.data(), l.body.data()) &&
+          std::less_equal<>()(l.body.data() + l.body.size(), bytes.data() + bytes.size())) {
+        l.body = {};  // detached: the snapshot is what goes out
+      }
+    }
+  }
+  void ReleasingAll() override {
+    ++releasing_all;
+    for (Lent& l : lent) l.body = {};
+  }
+  // Bodies still pointed at (neither detached nor flushed).
+  size_t Undetached() const {
+    size_t n = 0;
+    for (const Lent& l : lent) n += l.body.empty() ? 0 : 1;
+    return n;
+  }
+  void Flush() {
+    for (const Lent& l : lent) {
+      if (l.body.empty()) continue;
+      EXPECT_TRUE(std::equal(l.body.begin(), l.body.end(), l.snapshot.begin(), l.snapshot.end()))
+          << "a lent body changed before the flush: reused without Releasing";
+    }
+    lent.clear();
+  }
+
   std::vector<Sent> Take() { return std::exchange(sent, {}); }
 
+  struct Lent {
+    std::span<const std::byte> body;  // empty once detached
+    Bytes snapshot;
+  };
+  bool lend = false;
+  std::vector<Lent> lent;
+  uint64_t releasing = 0;
+  uint64_t releasing_all = 0;
   std::vector<Sent> sent;  // not taken yet
   uint64_t total = 0;
 

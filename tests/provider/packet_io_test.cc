@@ -345,6 +345,90 @@ TEST_P(PacketIoTest, QueueFlushesWhenTheBatchIsFull) {
   for (uint32_t i = 0; i < 5; ++i) EXPECT_EQ(got[i].bytes, Pattern(i, 10 + i));
 }
 
+// Given datagrams queued in two parts (a PDS header and the SES bytes PDS
+// keeps: PacketSink::SendParts), expect each to arrive as the parts joined,
+// runs of equal total size grouped by GSO as for Queue, an empty part
+// allowed, and the size limit applied to both parts together.
+TEST_P(PacketIoTest, QueuePartsSendsTheJoinedDatagram) {
+  auto a = OpenOn(kLo4);  // max_datagram 9216
+  auto b = OpenOn(kLo4);
+  ASSERT_TRUE(a && b);
+  const std::vector<std::byte> body = Pattern(9, 4096);
+  std::vector<std::vector<std::byte>> want;
+  for (uint32_t i = 0; i < 6; ++i) {
+    const std::vector<std::byte> head = Pattern(i, 12);
+    a->QueueParts(kLo4, b->local_port(), head, body);
+    want.push_back(head);
+    want.back().insert(want.back().end(), body.begin(), body.end());
+  }
+  a->QueueParts(kLo4, b->local_port(), Pattern(7, 16), {});
+  want.push_back(Pattern(7, 16));
+  a->QueueParts(kLo4, b->local_port(), {}, Pattern(8, 100));
+  want.push_back(Pattern(8, 100));
+  a->QueueParts(kLo4, b->local_port(), Pattern(1, 16), Pattern(2, 9201));  // 9217 > 9216
+  EXPECT_EQ(a->stats().send_errors, 1u);
+  EXPECT_EQ(a->queued(), 8u);
+  EXPECT_EQ(a->Flush(), 8u);
+  const auto got = Receive(*b, 8);
+  ASSERT_EQ(got.size(), 8u);
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].bytes, want[i]) << i;
+  EXPECT_TRUE(test::Quiet(*b));
+}
+
+// Given bodies queued lent (QueueLent), expect Detach to copy into the slot a
+// body the caller is about to reuse (the datagram then carries the bytes of
+// queue time), DetachAll every other one, and, on the mmsg backend, a body
+// neither detached nor sent to be read at Flush, not at Queue (it is lent, not
+// copied). The io_uring backend copies at once (QueueParts).
+TEST_P(PacketIoTest, QueueLentPointsAtTheBodyUntilDetached) {
+  auto a = OpenOn(kLo4);
+  auto b = OpenOn(kLo4);
+  ASSERT_TRUE(a && b);
+  const std::vector<std::byte> head = Pattern(1, 12);
+  std::vector<std::byte> reused = Pattern(2, 4096), freed = Pattern(3, 4096),
+                         kept = Pattern(4, 4096);
+  const std::vector<std::byte> reused_then = reused, freed_then = freed;
+  a->QueueLent(kLo4, b->local_port(), head, reused);
+  a->QueueLent(kLo4, b->local_port(), head, freed);
+  a->QueueLent(kLo4, b->local_port(), head, kept);
+  a->Detach(reused);
+  reused.assign(reused.size(), std::byte{0xAA});  // the pool hands it to a new packet
+  a->Detach(std::span(kept).subspan(0, 100));      // does not hold `kept`: stays lent
+  kept.assign(kept.size(), std::byte{0xBB});
+  a->QueueLent(kLo4, b->local_port(), head, kept);
+  a->DetachAll();
+  freed.assign(freed.size(), std::byte{0xCC});
+  kept.assign(kept.size(), std::byte{0xDD});
+  EXPECT_EQ(a->Flush(), 4u);
+  const auto got = Receive(*b, 4);
+  ASSERT_EQ(got.size(), 4u);
+  auto joined = [&](const std::vector<std::byte>& body) {
+    std::vector<std::byte> d = head;
+    d.insert(d.end(), body.begin(), body.end());
+    return d;
+  };
+  EXPECT_EQ(got[0].bytes, joined(reused_then));
+  EXPECT_EQ(got[1].bytes, joined(freed_then));
+  const std::vector<std::byte> at_queue = Pattern(4, 4096), at_detach(4096, std::byte{0xBB});
+  if (GetParam() == IoBackend::kMmsg) {
+    EXPECT_EQ(got[2].bytes, joined(at_detach)) << "lent, so read when DetachAll copied it";
+  } else {
+    EXPECT_EQ(got[2].bytes, joined(at_queue));
+  }
+  EXPECT_EQ(got[3].bytes, joined(at_detach));
+
+  // The common case: lent bodies sent by Flush as they are (a GSO run of
+  // three, six iovecs), and a shorter one ending it.
+  std::vector<std::vector<std::byte>> bodies{Pattern(5, 4096), Pattern(6, 4096),
+                                             Pattern(7, 4096), Pattern(8, 700)};
+  for (const auto& body : bodies) a->QueueLent(kLo4, b->local_port(), head, body);
+  EXPECT_EQ(a->Flush(), 4u);
+  const auto sent = Receive(*b, 4);
+  ASSERT_EQ(sent.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(sent[i].bytes, joined(bodies[i])) << i;
+  EXPECT_TRUE(test::Quiet(*b));
+}
+
 TEST_P(PacketIoTest, FlushReturnsDatagramsSent) {
   auto a = OpenOn(kLo4);
   auto b = OpenOn(kLo4);
