@@ -56,6 +56,7 @@ Progress::Progress(Endpoint& ep, std::unique_ptr<PacketIo> io, uint64_t seed)
     : ep_(ep), io_(std::move(io)), random_(seed) {}
 
 Progress::~Progress() {
+  if (ride_counted_) ep_.domain->held_rides.fetch_sub(1, std::memory_order_relaxed);
   // What the socket saw, for whoever runs with FI_LOG_LEVEL=info: datagrams
   // lost on our side are counted, never silent.
   const PacketIo::Stats s = io_->stats();
@@ -125,6 +126,13 @@ size_t Progress::Run(bool may_hold) {
   // fi_trywait's, EQ reads' and close's send it first.
   may_hold = may_hold && ride_.on() && !t_domain_progress_thread;
   if (ride_.held() && (!may_hold || ride_.Expired(now))) FlushNow();
+  // Other endpoints' held ACKs: the application may poll only this one from
+  // now on (review of issue 20: a held ACK waited forever while the
+  // application read another endpoint's CQ of the same domain).
+  if (!t_domain_progress_thread &&
+      ep_.domain->held_rides.load(std::memory_order_relaxed) > (ride_counted_ ? 1u : 0u)) {
+    FlushOthersHeld(now, /*all=*/!may_hold);
+  }
   const uint64_t visible_before = may_hold ? VisibleEvents() : 0;
   // The thread that polls most receives without system calls (io_uring):
   // the application's under manual progress (the standby thread only stands
@@ -157,6 +165,7 @@ size_t Progress::Run(bool may_hold) {
   if (!(may_hold && ride_.Hold(now, QueuedTotal(), VisibleEvents() != visible_before))) {
     FlushNow();
   }
+  SyncRideCount();
   if (!t_domain_progress_thread) {
     // And when it ended: a pass that ran longer than FI_UET_IDLE_PROGRESS_MS
     // (a large receive on a busy CPU) is no idle time for the standby thread.
@@ -258,8 +267,34 @@ void Progress::Flush() {
   FlushNow();
 }
 
+void Progress::SyncRideCount() {
+  if (ride_.held() == ride_counted_) return;
+  ride_counted_ = ride_.held();
+  if (ride_counted_) {
+    ep_.domain->held_rides.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    ep_.domain->held_rides.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+void Progress::FlushOthersHeld(TimePoint now, bool all) {
+  for (Endpoint* other : ep_.domain->endpoints) {
+    if (other == &ep_ || !other->progress) continue;
+    Progress& p = *other->progress;
+    if (p.ride_.held() && (all || p.ride_.Expired(now))) p.FlushNow();
+  }
+}
+
+void Progress::FlushHeldInDomain(Domain& domain) {
+  if (domain.held_rides.load(std::memory_order_relaxed) == 0) return;
+  for (Endpoint* ep : domain.endpoints) {
+    if (ep->progress) ep->progress->FlushHeld();
+  }
+}
+
 void Progress::FlushNow() {
   if (ride_.on()) ride_.OnFlush(ride_.held() ? Now() : TimePoint{}, QueuedTotal());
+  SyncRideCount();
   for (uint16_t ev : flush_order_) {
     if (ev == 0) {
       if (io_->queued() > 0) ++send_batches_;

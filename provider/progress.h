@@ -87,6 +87,10 @@ class Progress final : public pds::PacketSink,
   void FlushHeld() {
     if (ride_.held()) FlushNow();
   }
+  // Every held batch of the domain's endpoints, before a blocking wait sleeps
+  // (a held ACK of an endpoint the wait does not cover must not wait for the
+  // standby thread). Call with the domain's mutex held.
+  static void FlushHeldInDomain(Domain& domain);
   TimePoint Now() const;
 
   ses::Endpoint& ses() { return *ses_; }
@@ -172,9 +176,15 @@ class Progress final : public pds::PacketSink,
   // (FlushNow sends it all, held or not), and send calls made (socket
   // batches flushed with something queued; logged at close).
   void FlushNow();
+  // Keeps Domain::held_rides in step with ride_.held().
+  void SyncRideCount();
+  // Sends the other endpoints' held batches: the expired ones, or all of them
+  // when `all` (a pass that may not hold).
+  void FlushOthersHeld(TimePoint now, bool all);
   size_t QueuedTotal() const;
   uint64_t VisibleEvents() const;  // CQ entries and counter events, for Run
   AckRide ride_;
+  bool ride_counted_ = false;  // counted in Domain::held_rides
   uint64_t send_batches_ = 0;
   std::optional<TimePoint> last_arrival_;
   SeededRandom random_;

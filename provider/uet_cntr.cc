@@ -109,6 +109,7 @@ int CntrWait(struct fid_cntr* fid, uint64_t threshold, int timeout) {
           fds.push_back(pollfd{ep->progress->fd(), POLLIN, 0});
           if (ep->progress->HasDeviceWork()) device_work = true;
         }
+        Progress::FlushHeldInDomain(*c.domain);  // and the endpoints this counter does not cover
       }
       // PDS timers need a pass at least every millisecond; device copies in
       // flight (FI_HMEM) are polled without sleeping.

@@ -144,6 +144,7 @@ ssize_t CqSreadFrom(struct fid_cq* fid, void* buf, size_t count, fi_addr_t* src,
         fds.push_back({.fd = ep->progress->fd(), .events = POLLIN, .revents = 0});
         if (ep->progress->HasDeviceWork()) device_work = true;
       }
+      Progress::FlushHeldInDomain(*cq.domain);  // and the endpoints this CQ does not cover
     }
     // Timers (RTO, ACK delay) need a pass at least every millisecond; device
     // copies in flight (FI_HMEM) are polled without sleeping.

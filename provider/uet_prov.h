@@ -274,6 +274,12 @@ struct Domain {
   std::atomic<bool> stop{false};
   int wake_fd = -1;
   std::atomic<int64_t> app_progress_ns{0};  // CLOCK_MONOTONIC
+  // Endpoints of this domain holding a batch of ACKs to ride with the next
+  // send (provider/ack_ride.h): an application pass on any endpoint sends the
+  // others' expired ones, a pass that may not hold and a blocking wait send
+  // them all (Progress::FlushOthersHeld), so polling one endpoint never
+  // starves another's ACKs.
+  std::atomic<uint32_t> held_rides{0};
 };
 // True on a domain's progress thread (its Progress::Run calls are not the
 // application's).

@@ -36,6 +36,8 @@
 #                               so the report is written inside the call's limit
 #   DEVICE_BENCH_TOOLS=auto|carried  carried: the carried `ip` and GNU time even
 #                               where the image has its own (a rehearsal here)
+#   DEVICE_BENCH_CMD="CMD"      run CMD (bash -c) instead of bench.sh, with the
+#                               same environment (a diagnostic; its output only)
 #   DEVICE_BENCH_LIBS=fill|all  all: every carried library directory on
 #                               LD_LIBRARY_PATH (as device-run.sh does), not only
 #                               what the image lacks (a rehearsal here: nothing
@@ -257,6 +259,14 @@ export UET_BENCH_PROVIDERS=${UET_BENCH_PROVIDERS:-uet:rdm net:rdm tcp;ofi_rxm:rd
 echo "device-bench: scripts/bench.sh $reps (deadline ${UET_BENCH_DEADLINE_S} s; progress in $OUT/bench.log)"
 t0=$SECONDS
 cd "$here" || die "cannot enter $here"
+if [[ -n ${DEVICE_BENCH_CMD:-} ]]; then
+  # A prepared diagnostic instead of the bench, in the same environment
+  # (the private prefix, fi_pingpong, FI_PROVIDER_PATH); its own output.
+  echo "device-bench: DEVICE_BENCH_CMD: $DEVICE_BENCH_CMD"
+  bash -c "$DEVICE_BENCH_CMD"
+  echo "device-bench: DEVICE_BENCH_CMD exit $? after $((SECONDS - t0)) s"
+  exit 0
+fi
 scripts/bench.sh "$reps" 2>"$OUT/bench.log"
 rc=$?
 echo "device-bench: bench.sh exit $rc after $((SECONDS - t0)) s"

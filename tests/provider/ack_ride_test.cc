@@ -168,7 +168,7 @@ class AckRide : public RdmApi {
     EXPECT_FALSE(sent_in_read) << "the ACK left in the read's pass: nothing was held";
   }
 
-  RideLog CloseAndParse() {
+  RideLog CloseAndParse(int endpoints = 2) {
     a_.Close();
     b_.Close();
     log_ = testing::internal::GetCapturedStderr();
@@ -177,7 +177,7 @@ class AckRide : public RdmApi {
               << " us, send calls " << r.send_calls << ", held " << r.held << ", rode " << r.rode
               << ", expired " << r.expired << ", released " << r.released << ", skipped "
               << r.skipped << "\n";
-    EXPECT_EQ(r.endpoints, 2) << log_;
+    EXPECT_EQ(r.endpoints, endpoints) << log_;
     return r;
   }
 
@@ -347,6 +347,47 @@ TEST_F(AckRideSread, BlockingReadSendsTheHeldAckBeforeItSleeps) {
   EXPECT_EQ(fi_cq_read(a_.ep.tx.cq, &e, 1), 1) << "the client's send did not complete";
   const RideLog r = CloseAndParse();
   EXPECT_GE(r.released, 1u) << "released before the window ended, by the blocking read";
+}
+
+// A held batch of endpoint B leaves while the application drives only
+// another endpoint C of the same domain: C's passes keep the domain's
+// app_progress_ns fresh, so the standby thread never stands in; C's passes
+// send B's batch once it is older than the window (Domain::held_rides).
+// Found in review: without that, B's ACK stayed held for good. Window 1 ms,
+// RTO floor 1 s (a retransmission could not stand in for the ACK).
+class AckRideOtherEp : public AckRide {
+ protected:
+  void SetUp() override {
+    setenv("FI_UET_RTO_FLOOR_US", "1000000", 1);
+    setenv("FI_UET_ACK_RIDE_US", "1000", 0);
+    AckRide::SetUp();
+  }
+};
+
+TEST_F(AckRideOtherEp, HeldAckLeavesWhileTheApplicationPollsAnotherEndpoint) {
+  Endpoint& c = NewEndpoint();
+  ASSERT_NO_FATAL_FAILURE(c.Open(b_.domain, b_.info.get()));
+  ASSERT_NO_FATAL_FAILURE(c.Enable());
+  ASSERT_NO_FATAL_FAILURE(PingPong(10));
+  const std::vector<uint8_t> out = Pattern(kSize, 7);
+  ASSERT_EQ(fi_send(a_.ep.ep, out.data(), kSize, nullptr, a_to_b_, nullptr), 0);
+  ASSERT_NO_FATAL_FAILURE(ReadHolding(b_.ep.rx.cq));
+  // The server application now reads endpoint C's CQ only (same domain);
+  // the client reads its own send CQ (its own domain).
+  const auto from = std::chrono::steady_clock::now();
+  bool done = false;
+  while (!done && std::chrono::steady_clock::now() - from < std::chrono::milliseconds(900)) {
+    fi_cq_tagged_entry e{};
+    ASSERT_EQ(fi_cq_read(c.rx.cq, &e, 1), -FI_EAGAIN);
+    done = fi_cq_read(a_.ep.tx.cq, &e, 1) == 1;
+  }
+  const auto waited = std::chrono::steady_clock::now() - from;
+  std::cout << "client's completion " << (done ? "after " : "NOT within ")
+            << std::chrono::duration_cast<std::chrono::microseconds>(waited).count() << " us\n";
+  EXPECT_TRUE(done) << "B's held ACK stayed held while the application polled C (window 1 ms)";
+  c.Close();
+  const RideLog r = CloseAndParse(3);
+  EXPECT_GE(r.expired + r.released, 1u) << "B's batch left alone, sent by C's pass";
 }
 
 }  // namespace uet::fitest::ack_ride
