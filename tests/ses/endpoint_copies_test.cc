@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ses/endpoint.h"
+#include "tests/ses/two_node_util.h"
 #include "uet/environment.h"
 #include "uet/fabric_address.h"
 #include "uet/udp_encap.h"
@@ -22,17 +23,10 @@ namespace uet::ses::copies_test {
 namespace {
 
 using std::chrono::seconds;
-using Bytes = std::vector<std::byte>;
+using testutil::Bytes;
 
-FabricAddress Fep(uint8_t last) {
-  return FabricAddress(IpAddress::V4({127, 0, 0, last}), kUetUdpPort);
-}
-
-struct Wire {
-  FabricAddress from;
-  FabricAddress to;
-  Bytes bytes;
-};
+using testutil::Fep;
+using testutil::Wire;
 
 // One endpoint; its sink takes the engine's packets in parts and records
 // where each body lies, so a test can tell retained buffers from copies.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ses/endpoint.h"
+#include "tests/ses/two_node_util.h"
 #include "uet/environment.h"
 #include "uet/fabric_address.h"
 #include "uet/udp_encap.h"
@@ -19,17 +20,10 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using Bytes = std::vector<std::byte>;
+using testutil::Bytes;
 
-FabricAddress Fep(uint8_t last) {
-  return FabricAddress(IpAddress::V4({127, 0, 0, last}), kUetUdpPort);
-}
-
-struct Wire {
-  FabricAddress from;
-  FabricAddress to;
-  Bytes bytes;
-};
+using testutil::Fep;
+using testutil::Wire;
 
 // One endpoint and what it sent and completed.
 class Node final : public pds::PacketSink, public EndpointEvents {
