@@ -153,7 +153,9 @@ Engine::Engine(const EngineConfig& config, Random& random, PacketSink& sink, Del
   completed_.reserve(2 * PsnWindowConfig::kDefaultMpRange);
 }
 
-Engine::~Engine() = default;
+// The retained buffers go with the engine: a sink that lent them out copies
+// what it still queues first (PacketSink::SendRetained's contract).
+Engine::~Engine() { sink_.ReleasingAll(); }
 
 Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config, Random& random,
                                                PacketSink& sink, Delivery& delivery) {
