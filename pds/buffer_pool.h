@@ -28,15 +28,7 @@ class BufferPool {
   // (a send's first packet, 68 B of header, and read data, 20 B) share
   // buffers instead of growing one per message.
   std::vector<std::byte> Take(std::span<const std::byte> bytes) {
-    std::vector<std::byte> b;
-    if (!spare_.empty()) {
-      b = std::move(spare_.back());
-      spare_.pop_back();
-    }
-    if (b.capacity() < bytes.size()) {
-      b.clear();
-      b.reserve((bytes.size() + kGranule - 1) / kGranule * kGranule);
-    }
+    std::vector<std::byte> b = TakeRoom(bytes.size());
     b.assign(bytes.begin(), bytes.end());
     return b;
   }

@@ -131,7 +131,7 @@ size_t Progress::Run(bool may_hold) {
   // application read another endpoint's CQ of the same domain).
   if (!t_domain_progress_thread &&
       ep_.domain->held_rides.load(std::memory_order_relaxed) > (ride_counted_ ? 1u : 0u)) {
-    FlushOthersHeld(now, /*all=*/!may_hold);
+    FlushHeldIn(*ep_.domain, &ep_, may_hold ? std::optional(now) : std::nullopt);
   }
   const uint64_t visible_before = may_hold ? VisibleEvents() : 0;
   // The thread that polls most receives without system calls (io_uring):
@@ -277,18 +277,13 @@ void Progress::SyncRideCount() {
   }
 }
 
-void Progress::FlushOthersHeld(TimePoint now, bool all) {
-  for (Endpoint* other : ep_.domain->endpoints) {
-    if (other == &ep_ || !other->progress) continue;
-    Progress& p = *other->progress;
-    if (p.ride_.held() && (all || p.ride_.Expired(now))) p.FlushNow();
-  }
-}
-
-void Progress::FlushHeldInDomain(Domain& domain) {
+void Progress::FlushHeldIn(Domain& domain, const Endpoint* except,
+                           std::optional<TimePoint> expired_at) {
   if (domain.held_rides.load(std::memory_order_relaxed) == 0) return;
   for (Endpoint* ep : domain.endpoints) {
-    if (ep->progress) ep->progress->FlushHeld();
+    if (ep == except || !ep->progress) continue;
+    Progress& p = *ep->progress;
+    if (p.ride_.held() && (!expired_at || p.ride_.Expired(*expired_at))) p.FlushNow();
   }
 }
 
@@ -311,11 +306,20 @@ void Progress::FlushNow() {
   io_->Flush();
 }
 
+void Progress::QueueDatagram(const FabricAddress& dst, std::span<const std::byte> datagram,
+                             uint16_t ev) {
+  BeforeQueue(ev);
+  if (ev == 0) {
+    io_->Queue(dst.ip, dst.port, datagram);
+  } else {
+    ev_sockets_.Queue(ev, dst.ip, dst.port, datagram);
+  }
+}
+
 void Progress::Send(const FabricAddress& dst, std::span<const std::byte> packet) {
   ride_.OnQueued(packet);
   if (std::optional<std::span<const std::byte>> wire = Wire(dst, packet)) {
-    BeforeQueue(0);
-    io_->Queue(dst.ip, dst.port, *wire);
+    QueueDatagram(dst, *wire, 0);
   }
 }
 
@@ -328,8 +332,7 @@ void Progress::SendOnPath(const FabricAddress& dst, std::span<const std::byte> p
   // holds per socket (per path), which is what sprayed PDCs' loss detection
   // relies on (spec-notes/pds.md "Entropy and spraying").
   if (std::optional<std::span<const std::byte>> wire = Wire(dst, packet)) {
-    BeforeQueue(ev);
-    ev_sockets_.Queue(ev, dst.ip, dst.port, *wire);
+    QueueDatagram(dst, *wire, ev);
   }
 }
 
@@ -349,13 +352,7 @@ void Progress::QueueParts(const FabricAddress& dst, std::span<const std::byte> h
   if (security_) {
     // One datagram sealed from both parts (PacketSecurity's two-span Seal).
     std::optional<std::span<const std::byte>> wire = security_->Seal(dst, head, body);
-    if (!wire) return;  // refused: counted by the TSS library
-    BeforeQueue(ev);
-    if (ev == 0) {
-      io_->Queue(dst.ip, dst.port, *wire);
-    } else {
-      ev_sockets_.Queue(ev, dst.ip, dst.port, *wire);
-    }
+    if (wire) QueueDatagram(dst, *wire, ev);  // else refused: counted by the TSS library
     return;
   }
   BeforeQueue(ev);

@@ -90,7 +90,7 @@ class Progress final : public pds::PacketSink,
   // Every held batch of the domain's endpoints, before a blocking wait sleeps
   // (a held ACK of an endpoint the wait does not cover must not wait for the
   // standby thread). Call with the domain's mutex held.
-  static void FlushHeldInDomain(Domain& domain);
+  static void FlushHeldInDomain(Domain& domain) { FlushHeldIn(domain, nullptr, std::nullopt); }
   TimePoint Now() const;
 
   ses::Endpoint& ses() { return *ses_; }
@@ -172,15 +172,19 @@ class Progress final : public pds::PacketSink,
   // Before a packet goes into EV `ev`'s batch: a full batch first flushes
   // every socket in order (a batch sending itself would overtake the others).
   void BeforeQueue(uint16_t ev);
+  // Queues a whole (sealed if TSS) datagram on the main socket (ev 0) or EV
+  // `ev`'s socket.
+  void QueueDatagram(const FabricAddress& dst, std::span<const std::byte> datagram, uint16_t ev);
   // ACKs ride with the next send (issue 20): what waits in the send rings
   // (FlushNow sends it all, held or not), and send calls made (socket
   // batches flushed with something queued; logged at close).
   void FlushNow();
   // Keeps Domain::held_rides in step with ride_.held().
   void SyncRideCount();
-  // Sends the other endpoints' held batches: the expired ones, or all of them
-  // when `all` (a pass that may not hold).
-  void FlushOthersHeld(TimePoint now, bool all);
+  // Sends the held batches of `domain`'s endpoints but `except`: those expired
+  // at `expired_at` when set, else all of them.
+  static void FlushHeldIn(Domain& domain, const Endpoint* except,
+                          std::optional<TimePoint> expired_at);
   size_t QueuedTotal() const;
   uint64_t VisibleEvents() const;  // CQ entries and counter events, for Run
   AckRide ride_;

@@ -50,14 +50,13 @@ bool TxRing::Push(int family, const IpAddress& dst, uint16_t port,
 
 bool TxRing::PushLent(int family, const IpAddress& dst, uint16_t port,
                       std::span<const std::byte> head, std::span<const std::byte> body) {
-  if (body.empty()) return Push(family, dst, port, head, body);
-  const size_t slot = (head_ + count_) % batch_;
-  if (!Address(family, dst, port, slot)) return false;
-  if (!head.empty()) std::memcpy(own(slot).iov_base, head.data(), head.size());
-  own(slot).iov_len = head.size();
+  // The header into the slot as Push does, then the slot's second iovec at
+  // the body.
+  if (!Push(family, dst, port, head, {})) return false;
+  if (body.empty()) return true;
+  const size_t slot = (head_ + count_ - 1) % batch_;
   // The kernel only reads through it.
   this->body(slot) = iovec{const_cast<std::byte*>(body.data()), body.size()};
-  ++count_;
   ++lent_;
   return true;
 }
