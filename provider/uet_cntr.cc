@@ -12,6 +12,7 @@
 #include <chrono>
 #include <new>
 
+#include "provider/empty_read.h"
 #include "provider/progress.h"
 #include "provider/uet_prov.h"
 
@@ -28,17 +29,36 @@ Cntr& C(struct fid_cntr* fid) { return *Owner<Cntr>(fid); }
 
 // may_hold: the read returns to the application, whose answer the ACKs of
 // what it counted may ride with (provider/ack_ride.h).
-void Drive(Cntr& c) {
+// Returns the datagrams the passes received.
+size_t Drive(Cntr& c) {
+  size_t received = 0;
   for (Endpoint* ep : c.endpoints) {
-    if (ep->progress) ep->progress->Run(/*may_hold=*/true);
+    if (ep->progress) received += ep->progress->Run(/*may_hold=*/true);
   }
+  return received;
 }
 
+// A read that sees the value and error count it saw last time and received
+// nothing is an empty one: it waits as fi_cq_read's do (spin, then yield or
+// block on the sockets: spin_wait.h), and a read that did either looks again.
 uint64_t CntrRead(struct fid_cntr* fid) {
   Cntr& c = C(fid);
-  std::lock_guard lock(c.domain->mu);
+  std::unique_lock lock(c.domain->mu);
   try {
-    Drive(c);
+    for (int pass = 0; pass < 2; ++pass) {
+      const size_t received = Drive(c);
+      const bool moved = c.value != c.last_read_value || c.errors != c.last_read_errors;
+      c.last_read_value = c.value;
+      c.last_read_errors = c.errors;
+      if (pass == 1) {  // after a block: ends the wait if it woke for something
+        if (moved || received > 0) (void)AfterRead(*c.domain, c.endpoints, true, 0, lock);
+        break;
+      }
+      if (AfterRead(*c.domain, c.endpoints, moved, received, lock) ==
+          SpinThenBlock::Action::kSpin) {
+        break;
+      }
+    }
   } catch (...) {
     // Progress failed to allocate: the value read is still right.
   }

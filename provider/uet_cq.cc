@@ -2,13 +2,13 @@
 // endpoints bound to the CQ (manual progress); blocking reads poll those
 // endpoints' sockets with the domain mutex released.
 #include <poll.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <new>
 
+#include "provider/empty_read.h"
 #include "provider/progress.h"
 #include "provider/uet_prov.h"
 
@@ -50,41 +50,34 @@ ssize_t ReadLocked(Cq& cq, void* buf, size_t count, fi_addr_t* src, size_t* rece
   return static_cast<ssize_t>(n);
 }
 
-// An empty read yields the CPU (spec-notes/provider.md "Empty CQ reads yield"). A
-// spinning application whose peer process runs on the same CPU otherwise keeps that CPU
-// for the rest of its scheduler slice before the peer can answer: ~2.5 ms per round trip
-// (fabtests fi_rdm_atomic, -S all ping-pongs). With the CPU to itself, sched_yield returns
-// at once.
-//
-// Only a read whose progress passes received nothing yields (issue 20): one that
-// took datagrams in (ACKs of a bulk send, the first packets of a message) is
-// busy, not waiting, and the next read looks again at once. A peer sharing the
-// CPU is still handed it on the next empty pass: while it does not run, nothing
-// arrives. In a 1 MiB ping-pong ~17 of the ~20 reads per transfer found
-// datagrams and no completion (spec-notes/provider.md "Receive syscalls and the
-// progress lock").
-ssize_t ReadAndYield(Cq& cq, void* buf, size_t count, fi_addr_t* src) {
-  ssize_t r;
-  bool yield = false;
-  {
-    std::lock_guard lock(cq.domain->mu);
-    size_t received = 0;
+// A read that finds nothing waits as spin_wait.h says (issue 26): it spins
+// while answers come soon, then yields while yields are cheap, and blocks on
+// the bound endpoints' sockets, woken by the next datagram, where they are
+// not (a yield used to hand a whole scheduler slice to each busy thread beside
+// it: spec-notes/provider.md "Progress that sleeps and wakes on the packet").
+// A read that yielded or blocked runs one more pass for what woke it, so the
+// datagram that ends a wait is a completion in the same call.
+ssize_t ReadAndWait(Cq& cq, void* buf, size_t count, fi_addr_t* src) {
+  std::unique_lock lock(cq.domain->mu);
+  size_t received = 0;
+  ssize_t r = ReadLocked(cq, buf, count, src, &received);
+  if (r == -FI_EAGAIN) ++(received == 0 ? cq.empty_reads_idle : cq.empty_reads_busy);
+  const SpinThenBlock::Action waited =
+      AfterRead(*cq.domain, cq.endpoints, r != -FI_EAGAIN, received, lock);
+  if (waited != SpinThenBlock::Action::kSpin) {
+    ++(waited == SpinThenBlock::Action::kBlock ? cq.empty_read_blocks : cq.empty_read_yields);
     r = ReadLocked(cq, buf, count, src, &received);
-    if (r == -FI_EAGAIN) {
-      yield = received == 0;
-      ++(yield ? cq.empty_read_yields : cq.empty_reads_busy);
-    }
+    if (r != -FI_EAGAIN || received > 0) (void)AfterRead(*cq.domain, cq.endpoints, true, 0, lock);
   }
-  if (yield) sched_yield();
   return r;
 }
 
 ssize_t CqRead(struct fid_cq* fid, void* buf, size_t count) {
-  return ReadAndYield(*Owner<Cq>(fid), buf, count, nullptr);
+  return ReadAndWait(*Owner<Cq>(fid), buf, count, nullptr);
 }
 
 ssize_t CqReadFrom(struct fid_cq* fid, void* buf, size_t count, fi_addr_t* src) {
-  return ReadAndYield(*Owner<Cq>(fid), buf, count, src);
+  return ReadAndWait(*Owner<Cq>(fid), buf, count, src);
 }
 
 // fi_cq(3): entries with detail text hand it out as err_data, copied into the
@@ -198,10 +191,12 @@ int CqClose(struct fid* fid) {
   }
   WaitSetLeave(cq);
   UET_LOG_INFO(FI_LOG_CQ,
-               "uet: fi_close(cq): %llu empty reads yielded the CPU, %llu did not (their "
-               "progress received datagrams)\n",
+               "uet: fi_close(cq): %llu empty reads received nothing, %llu received datagrams; "
+               "%llu yielded the CPU, %llu blocked on the sockets\n",
+               static_cast<unsigned long long>(cq->empty_reads_idle),
+               static_cast<unsigned long long>(cq->empty_reads_busy),
                static_cast<unsigned long long>(cq->empty_read_yields),
-               static_cast<unsigned long long>(cq->empty_reads_busy));
+               static_cast<unsigned long long>(cq->empty_read_blocks));
   delete cq;
   return FI_SUCCESS;
 }

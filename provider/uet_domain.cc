@@ -151,6 +151,18 @@ int DomainClose(struct fid* fid) {
     }
   }
   StopAutoProgress(d);
+  UET_LOG_INFO(FI_LOG_DOMAIN,
+               "uet: fi_close(domain): empty reads %llu, yields %llu (slow %llu), blocked on the "
+               "sockets %llu times, %llu waits yielded or blocked, %llu won by spinning, spin "
+               "budget now %lld ns, mean yield %lld ns\n",
+               static_cast<unsigned long long>(d->spin.empty_reads()),
+               static_cast<unsigned long long>(d->spin.yields()),
+               static_cast<unsigned long long>(d->spin.slow_yields()),
+               static_cast<unsigned long long>(d->spin.blocks()),
+               static_cast<unsigned long long>(d->spin.waits_blocked()),
+               static_cast<unsigned long long>(d->spin.spin_wins()),
+               static_cast<long long>(d->spin.budget_ns()),
+               static_cast<long long>(d->spin.yield_avg_ns()));
   if (d->wake_fd >= 0) close(d->wake_fd);
   fi_freeinfo(d->info);
   delete d;
@@ -222,6 +234,11 @@ int DomainOpen(struct fid_fabric* fabric, struct fi_info* info, struct fid_domai
   // otherwise the application's requested_key is the key (uet_mr.cc).
   d->prov_keys = info->domain_attr != nullptr &&
                  (EffectiveMrMode(info->domain_attr->mr_mode) & FI_MR_PROV_KEY) != 0;
+  {
+    const int spin_us = Params().spin_us;
+    d->spin = SpinThenBlock(SpinThenBlock::Config{
+        .max_spin_ns = spin_us < 0 ? -1 : int64_t{spin_us} * 1000, .yield = Params().yield});
+  }
   const bool auto_progress =
       info->domain_attr != nullptr && (info->domain_attr->data_progress == FI_PROGRESS_AUTO ||
                                        info->domain_attr->control_progress == FI_PROGRESS_AUTO);

@@ -1,4 +1,5 @@
 // fi_prov_ini: the provider's entry point, its parameters and fi_getinfo.
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -124,6 +125,11 @@ ProviderParams ReadParams() {
   }
   if (fi_param_get_int(&g_provider, "busy_poll_us", &v) == FI_SUCCESS && v > 0) {
     p.busy_poll_us = v;
+  }
+  if (fi_param_get_int(&g_provider, "spin_us", &v) == FI_SUCCESS && v >= -1) p.spin_us = v;
+  if (fi_param_get_bool(&g_provider, "yield", &b) == FI_SUCCESS) p.yield = b != 0;
+  if (fi_param_get_int(&g_provider, "block_us", &v) == FI_SUCCESS && v > 0) {
+    p.block_us = std::min(v, 1'000'000);
   }
   if (fi_param_get_int(&g_provider, "ack_ride_us", &v) == FI_SUCCESS && v >= 0) {
     p.ack_ride_us = v;
@@ -402,6 +408,18 @@ constexpr ParamDef kParamDefs[] = {
     {"busy_poll_us", FI_PARAM_INT,
      "fi_cq_sread and fi_cntr_wait run progress without sleeping for this many "
      "microseconds before they sleep on the sockets (default 0: sleep at once)"},
+    {"spin_us", FI_PARAM_INT,
+     "fi_cq_read and fi_cntr_read that keep finding nothing spin at most this many "
+     "microseconds (an adaptive budget: what recent waits needed), then yield the CPU or "
+     "block on the endpoints' sockets, woken by the next datagram (FI_UET_YIELD) "
+     "(default 100; 0: at once; -1: never, spin)"},
+    {"yield", FI_PARAM_BOOL,
+     "Past that budget an empty read yields the CPU while yields come back fast (the CPU "
+     "has nobody else or only the peer process) and blocks once one was slow (a busy "
+     "thread took the CPU); 0: always block (default 1)"},
+    {"block_us", FI_PARAM_INT,
+     "The longest one such blocked read sleeps before it returns -FI_EAGAIN "
+     "(default 250, at most 1000000; never past the next PDS timer)"},
     {"ack_ride_us", FI_PARAM_INT,
      "A PDS ACK (or NACK, control packet) that a progress pass queued after handing "
      "the application a completion waits up to this many microseconds (at most a "

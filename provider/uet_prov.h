@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "provider/io/io_config.h"
+#include "provider/spin_wait.h"
 #include "provider/uet_info.h"
 #include "uet/endpoint_address.h"
 #include "uet/ring.h"
@@ -127,6 +128,15 @@ struct ProviderParams {
   // FI_UET_BUSY_POLL_US: fi_cq_sread / fi_cntr_wait keep running progress
   // without sleeping for this long before they sleep in poll() (0: sleep at once).
   int busy_poll_us = 0;
+  // FI_UET_SPIN_US: fi_cq_read / fi_cntr_read that keep finding nothing spin
+  // at most this long (the adaptive budget's ceiling) before a read blocks on
+  // the sockets for at most FI_UET_BLOCK_US (provider/spin_wait.h; -1: never
+  // block, spin).
+  int spin_us = 100;
+  int block_us = 250;
+  // FI_UET_YIELD: past the spin budget, yield the CPU while yields are fast
+  // (false: block on the sockets at once).
+  bool yield = true;
   // FI_UET_ACK_RIDE_US: how long at most a PDS ACK or control packet a
   // progress pass queued waits for the application's next message, to leave
   // in the same send call (provider/ack_ride.h; 0: off).
@@ -280,6 +290,9 @@ struct Domain {
   // them all (Progress::FlushOthersHeld), so polling one endpoint never
   // starves another's ACKs.
   std::atomic<uint32_t> held_rides{0};
+  // How non-blocking reads that find nothing wait (spin_wait.h, empty_read.h);
+  // under `mu`. Logged at close.
+  SpinThenBlock spin;
 };
 // True on a domain's progress thread (its Progress::Run calls are not the
 // application's).
@@ -328,8 +341,13 @@ struct Cq {
   std::string last_error_text;     // owned copy handed out by readerr
   std::vector<Endpoint*> endpoints;  // bound: progressed by reads
   int refs = 0;
-  uint64_t empty_read_yields = 0;  // fi_cq_read(from) found nothing and yielded (logged at close)
-  uint64_t empty_reads_busy = 0;   // found nothing but received datagrams: no yield (uet_cq.cc)
+  // fi_cq_read(from) found nothing: with no datagram received in its pass
+  // (idle) or some (busy); of the idle ones, those that then yielded the CPU
+  // or blocked on the sockets (empty_read.h). Logged at close.
+  uint64_t empty_reads_idle = 0;
+  uint64_t empty_reads_busy = 0;
+  uint64_t empty_read_yields = 0;
+  uint64_t empty_read_blocks = 0;
 };
 
 struct Av {
@@ -363,6 +381,9 @@ struct Cntr {
   Domain* domain = nullptr;
   uint64_t value = 0;  // under the domain mutex
   uint64_t errors = 0;
+  // What the last fi_cntr_read saw (a read that sees them again is empty).
+  uint64_t last_read_value = 0;
+  uint64_t last_read_errors = 0;
   std::vector<Endpoint*> endpoints;  // bound: progressed by reads and waits
   std::shared_ptr<WaitFd> wait;      // FI_WAIT_FD, or FI_WAIT_SET: the set's
   WaitSet* wait_set = nullptr;       // FI_WAIT_SET
