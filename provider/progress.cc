@@ -69,6 +69,14 @@ Progress::~Progress() {
                ULL(s.send_errors), ULL(s.truncated), ULL(s.gso_sends), ULL(s.gro_receives),
                ULL(s.impair_dropped), ULL(s.impair_duplicated), ULL(s.impair_reordered),
                ULL(s.rx_calls), ULL(s.rx_empty), ULL(s.rx_fallback_polls));
+  if (s.xdp_tx_kicks != 0 || s.kernel_path_sent != 0 || s.kernel_path_received != 0 ||
+      s.xdp_rx_invalid != 0) {
+    UET_LOG_INFO(FI_LOG_EP_DATA,
+                 "uet: endpoint port %u AF_XDP: through the UDP socket sent %llu, received "
+                 "%llu; invalid frames %llu, send kicks %llu, send ring stalls %llu\n",
+                 io_->local_port(), ULL(s.kernel_path_sent), ULL(s.kernel_path_received),
+                 ULL(s.xdp_rx_invalid), ULL(s.xdp_tx_kicks), ULL(s.eagain));
+  }
   const AckRide::Counters& r = ride_.counters();
   UET_LOG_INFO(FI_LOG_EP_DATA,
                "uet: endpoint port %u: send calls %llu; ACK riding (window %lld us): held "
