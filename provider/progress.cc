@@ -319,7 +319,7 @@ void Progress::QueueDatagram(const FabricAddress& dst, std::span<const std::byte
   BeforeQueue(ev);
   if (ev == 0) {
     io_->Queue(dst.ip, dst.port, datagram);
-  } else {
+  } else if (!QueueFromEvPort(dst, {}, datagram, ev)) {
     ev_sockets_.Queue(ev, dst.ip, dst.port, datagram);
   }
 }
@@ -370,9 +370,17 @@ void Progress::QueueParts(const FabricAddress& dst, std::span<const std::byte> h
     } else {
       io_->QueueParts(dst.ip, dst.port, head, body);
     }
-  } else {
+  } else if (!QueueFromEvPort(dst, head, body, ev)) {
     ev_sockets_.Queue(ev, dst.ip, dst.port, head, body, lend);
   }
+}
+
+bool Progress::QueueFromEvPort(const FabricAddress& dst, std::span<const std::byte> head,
+                               std::span<const std::byte> body, uint16_t ev) {
+  // The AF_XDP backend writes the EV's source port into its own headers (the
+  // EV's socket keeps the port reserved); other backends say no.
+  return ev < ev_sockets_.count() &&
+         io_->QueueFromPort(ev_sockets_.port(ev), dst.ip, dst.port, head, body);
 }
 
 void Progress::Releasing(std::span<const std::byte> bytes) {

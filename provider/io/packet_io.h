@@ -144,6 +144,15 @@ class PacketIo {
                          std::span<const std::byte> body) {
     QueueParts(dst, port, head, body);
   }
+  // Queues the datagram with UDP source port `src_port` instead of
+  // local_port(): an entropy value's port (ev_sockets.h), for a backend that
+  // writes its own UDP headers (XdpIo) and has a path to dst. False: nothing
+  // queued, the caller sends it from that port's own socket. Default: false.
+  virtual bool QueueFromPort(uint16_t src_port, const IpAddress& dst, uint16_t port,
+                             std::span<const std::byte> head, std::span<const std::byte> body) {
+    (void)src_port, (void)dst, (void)port, (void)head, (void)body;
+    return false;
+  }
   // Copies into their slots the lent bodies of queued datagrams that lie
   // within `bytes` (DetachAll: every one), before the caller frees or reuses
   // them. Default: nothing is ever lent.

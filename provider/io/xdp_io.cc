@@ -42,6 +42,10 @@ constexpr uint32_t kRxBatch = 256;     // RX descriptors one peek takes
 constexpr int kMaxIdleKicks = 4;       // kicks in a row without progress before Flush gives up
 constexpr uint32_t kMaxAskGap = 64;    // kernel-path datagrams between neighbour look-ups
 constexpr uint32_t kKernelPollEvery = 16;
+// Copy mode sends at most 32 frames per sendto unless the socket allows more
+// (XDP_MAX_TX_SKB_BUDGET, Linux 6.17+; best effort, older kernels refuse it).
+constexpr int kXdpMaxTxSkbBudget = 9;  // the option's number in linux/if_xdp.h
+constexpr int kTxSkbBudget = 256;
 constexpr uint8_t kTos = TrafficClass(kDscpData, kEcnDefault);  // ECT(0)
 
 Error Unsupported(const char* context, int err) {
@@ -117,7 +121,13 @@ class XdpIo final : public PacketIo {
     QueueParts(dst, port, {}, bytes);
   }
   void QueueParts(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
-                  std::span<const std::byte> body) override;
+                  std::span<const std::byte> body) override {
+    if (!QueueFrame(local_port(), dst, port, head, body)) kernel_->QueueParts(dst, port, head, body);
+  }
+  bool QueueFromPort(uint16_t src_port, const IpAddress& dst, uint16_t port,
+                     std::span<const std::byte> head, std::span<const std::byte> body) override {
+    return QueueFrame(src_port, dst, port, head, body);
+  }
   size_t Flush() override;
   size_t queued() const override { return pending_ + Unconsumed() + kernel_->queued(); }
   size_t Poll(const std::function<void(const RxDatagram&)>& fn, size_t max = SIZE_MAX) override;
@@ -143,6 +153,11 @@ class XdpIo final : public PacketIo {
         routes_(std::move(routes)) {}
 
   Status Setup();
+  // Writes the frame into the TX ring; false when it must take a socket
+  // instead (no resolved next hop, too large). A datagram dropped for want
+  // of a frame counts as a send error and reads true.
+  bool QueueFrame(uint16_t src_port, const IpAddress& dst, uint16_t port,
+                  std::span<const std::byte> head, std::span<const std::byte> body);
   const Dest* Route(const IpAddress& dst);
   bool TakeTxFrame(uint64_t* addr);
   void ReapCompletions();
@@ -166,7 +181,7 @@ class XdpIo final : public PacketIo {
   uint32_t pending_ = 0;           // TX descriptors reserved, not yet submitted
   uint64_t polls_ = 0;
   // Fast-path counters (the UdpIo counts its own).
-  uint64_t xdp_sent_ = 0;
+  uint64_t xdp_sent_ = 0;  // completions (a frame is done once sent)
   uint64_t xdp_received_ = 0;
   uint64_t xdp_send_errors_ = 0;
   uint64_t xdp_eagain_ = 0;
@@ -208,6 +223,10 @@ Status XdpIo::Setup() {
   if (err != 0) err = xsk_.Bind(iface_.name, kQueue, XDP_USE_NEED_WAKEUP | XDP_COPY);
   if (err != 0) return Unsupported("xdp_io xsk_socket__create", -err);
 
+  if (!xsk_.zero_copy) {
+    (void)setsockopt(xsk_socket__fd(xsk_.socket), SOL_XDP, kXdpMaxTxSkbBudget, &kTxSkbBudget,
+                     sizeof kTxSkbBudget);
+  }
   // Every receive frame on the fill ring; the rest free for sending.
   uint32_t idx = 0;
   if (xsk_ring_prod__reserve(&xsk_.fill, kRxFrames, &idx) != kRxFrames) {
@@ -281,6 +300,7 @@ void XdpIo::ReapCompletions() {
   const uint32_t n = xsk_ring_cons__peek(&xsk_.comp, kTxFrames, &idx);
   for (uint32_t i = 0; i < n; ++i) free_tx_.push_back(*xsk_ring_cons__comp_addr(&xsk_.comp, idx + i));
   if (n > 0) xsk_ring_cons__release(&xsk_.comp, n);
+  xdp_sent_ += n;  // completed: the kernel has sent it (also frames that poll() sent)
 }
 
 bool XdpIo::TakeTxFrame(uint64_t* addr) {
@@ -292,24 +312,23 @@ bool XdpIo::TakeTxFrame(uint64_t* addr) {
   return true;
 }
 
-void XdpIo::QueueParts(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
-                       std::span<const std::byte> body) {
+bool XdpIo::QueueFrame(uint16_t src_port, const IpAddress& dst, uint16_t port,
+                       std::span<const std::byte> head, std::span<const std::byte> body) {
   const size_t len = head.size() + body.size();
-  const Dest* d = len <= max_datagram_ ? Route(dst) : nullptr;
-  if (d == nullptr || kFrameHeaderBytes + len > frame_limit_) {
-    kernel_->QueueParts(dst, port, head, body);  // counts a datagram over max_datagram
-    return;
-  }
+  // Over max_datagram: the socket path counts it as a send error.
+  if (len > max_datagram_ || kFrameHeaderBytes + len > frame_limit_) return false;
+  const Dest* d = Route(dst);
+  if (d == nullptr) return false;
   uint64_t addr = 0;
   if (!TakeTxFrame(&addr)) {
     ++xdp_send_errors_;
-    return;
+    return true;
   }
   uint32_t idx = 0;
   if (xsk_ring_prod__reserve(&xsk_.tx, 1, &idx) != 1) {  // not while frames <= ring size
     free_tx_.push_back(addr);
     ++xdp_send_errors_;
-    return;
+    return true;
   }
   std::byte* f = xsk_.frame(addr);
   if (!head.empty()) std::memcpy(f + kFrameHeaderBytes, head.data(), head.size());
@@ -319,7 +338,7 @@ void XdpIo::QueueParts(const IpAddress& dst, uint16_t port, std::span<const std:
   a.dst_mac = d->mac;
   a.src_ip = src_ip_;
   std::memcpy(a.dst_ip.data(), dst.data(), 4);
-  a.src_port = local_port();
+  a.src_port = src_port;
   a.dst_port = port;
   const size_t frame_len =
       io_internal::WriteFrameHeaders({f, kFrameHeaderBytes + len}, a, len, kTos);
@@ -328,6 +347,7 @@ void XdpIo::QueueParts(const IpAddress& dst, uint16_t port, std::span<const std:
   desc->len = static_cast<uint32_t>(frame_len);
   desc->options = 0;
   if (++pending_ >= batch_) Flush();
+  return true;
 }
 
 size_t XdpIo::Flush() {
@@ -353,7 +373,6 @@ size_t XdpIo::Flush() {
   }
   ReapCompletions();
   if (left > 0) ++xdp_eagain_;
-  xdp_sent_ += before - left;
   return sent + (before - left);
 }
 
