@@ -69,6 +69,14 @@ Progress::~Progress() {
                ULL(s.send_errors), ULL(s.truncated), ULL(s.gso_sends), ULL(s.gro_receives),
                ULL(s.impair_dropped), ULL(s.impair_duplicated), ULL(s.impair_reordered),
                ULL(s.rx_calls), ULL(s.rx_empty), ULL(s.rx_fallback_polls));
+  if (s.xdp_tx_kicks != 0 || s.kernel_path_sent != 0 || s.kernel_path_received != 0 ||
+      s.xdp_rx_invalid != 0) {
+    UET_LOG_INFO(FI_LOG_EP_DATA,
+                 "uet: endpoint port %u AF_XDP: through the UDP socket sent %llu, received "
+                 "%llu; invalid frames %llu, send kicks %llu, send ring stalls %llu\n",
+                 io_->local_port(), ULL(s.kernel_path_sent), ULL(s.kernel_path_received),
+                 ULL(s.xdp_rx_invalid), ULL(s.xdp_tx_kicks), ULL(s.eagain));
+  }
   const AckRide::Counters& r = ride_.counters();
   UET_LOG_INFO(FI_LOG_EP_DATA,
                "uet: endpoint port %u: send calls %llu; ACK riding (window %lld us): held "
@@ -311,7 +319,7 @@ void Progress::QueueDatagram(const FabricAddress& dst, std::span<const std::byte
   BeforeQueue(ev);
   if (ev == 0) {
     io_->Queue(dst.ip, dst.port, datagram);
-  } else {
+  } else if (!QueueFromEvPort(dst, {}, datagram, ev)) {
     ev_sockets_.Queue(ev, dst.ip, dst.port, datagram);
   }
 }
@@ -362,9 +370,17 @@ void Progress::QueueParts(const FabricAddress& dst, std::span<const std::byte> h
     } else {
       io_->QueueParts(dst.ip, dst.port, head, body);
     }
-  } else {
+  } else if (!QueueFromEvPort(dst, head, body, ev)) {
     ev_sockets_.Queue(ev, dst.ip, dst.port, head, body, lend);
   }
+}
+
+bool Progress::QueueFromEvPort(const FabricAddress& dst, std::span<const std::byte> head,
+                               std::span<const std::byte> body, uint16_t ev) {
+  // The AF_XDP backend writes the EV's source port into its own headers (the
+  // EV's socket keeps the port reserved); other backends say no.
+  return ev < ev_sockets_.count() &&
+         io_->QueueFromPort(ev_sockets_.port(ev), dst.ip, dst.port, head, body);
 }
 
 void Progress::Releasing(std::span<const std::byte> bytes) {

@@ -142,6 +142,10 @@ class Progress final : public pds::PacketSink,
   // Both: `lend` for SendRetained.
   void QueueParts(const FabricAddress& dst, std::span<const std::byte> head,
                   std::span<const std::byte> body, uint16_t ev, bool lend);
+  // EV `ev` (1..) through the main PacketIo with the EV's source port
+  // (PacketIo::QueueFromPort: AF_XDP); false: the EV's socket sends it.
+  bool QueueFromEvPort(const FabricAddress& dst, std::span<const std::byte> head,
+                       std::span<const std::byte> body, uint16_t ev);
   void Releasing(std::span<const std::byte> bytes) override;
   void ReleasingAll() override;
   // The bytes to put on the wire for `packet`: sealed when TSS is on; nothing

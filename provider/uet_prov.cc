@@ -231,9 +231,17 @@ Result<UdpIoConfig> IoConfigFromParams(const IpAddress& addr, uint16_t port) {
   c.backend = IoBackend::kMmsg;
   if (!p.io_backend.empty()) {
     std::optional<IoBackend> b = ParseIoBackend(p.io_backend);
-    if (!b) return Error::InvalidArgument("FI_UET_IO_BACKEND (mmsg, uring, auto)", "io_backend");
+    if (!b) return Error::InvalidArgument("FI_UET_IO_BACKEND (mmsg, uring, auto, xdp)", "io_backend");
     c.backend = *b;
   }
+  // How the backend was set up, or why xdp fell back to mmsg: in the log.
+  c.note = [](bool warning, const char* text) {
+    if (warning) {
+      UET_LOG_WARN(FI_LOG_EP_DATA, "uet: FI_UET_IO_BACKEND=xdp: %s\n", text);
+    } else {
+      UET_LOG_INFO(FI_LOG_EP_DATA, "uet: I/O backend: %s\n", text);
+    }
+  };
   c.gso = p.gso;
   c.gro = p.gro;
   // Receive whatever a peer may send (kMaxPayloadParam with the largest
@@ -343,8 +351,9 @@ constexpr ParamDef kParamDefs[] = {
      "MSG endpoints: how long fi_connect / fi_accept wait for the peer before "
      "an FI_ETIMEDOUT error on the EQ (default 10000)"},
     {"io_backend", FI_PARAM_STRING,
-     "I/O engine: mmsg (recvmmsg/sendmmsg, default), uring (io_uring, Linux 6.1+) "
-     "or auto (uring when it opens, else mmsg)"},
+     "I/O engine: mmsg (recvmmsg/sendmmsg, default), uring (io_uring, Linux 6.1+), "
+     "auto (uring when it opens, else mmsg) or xdp (AF_XDP for IPv4 datagrams, else mmsg; "
+     "opt-in, needs CAP_NET_ADMIN/CAP_BPF and FI_UET_ADDR)"},
     {"gso", FI_PARAM_BOOL,
      "Send runs of equal-size packets to one peer as one UDP GSO send (default 1)"},
     {"gro", FI_PARAM_BOOL, "Accept GRO-coalesced UDP receives (default 1)"},

@@ -81,8 +81,8 @@ struct ProviderParams {
   // row alone (peer_timeout_ms becomes 0; logged).
   int retry_limit = 0;
   int cm_timeout_ms = 10000;   // FI_UET_CM_TIMEOUT_MS: fi_connect / fi_accept give up
-  // FI_UET_IO_BACKEND: "mmsg" (default), "uring" or "auto" (spec-notes/provider.md
-  // "I/O engine"); FI_UET_GSO / FI_UET_GRO: UDP offloads (default on).
+  // FI_UET_IO_BACKEND: "mmsg" (default), "uring", "auto" or "xdp" (spec-notes/provider.md
+  // "I/O engine", "AF_XDP datapath (issue 26)"); FI_UET_GSO / FI_UET_GRO: UDP offloads (default on).
   std::string io_backend;
   bool gso = true;
   bool gro = true;

@@ -8,6 +8,7 @@ packages=(
   clang libclang-rt-14-dev          # libFuzzer and the sanitizer runtimes
   libfabric-dev libfabric-bin       # provider API, fi_info / fi_pingpong
   liburing-dev libssl-dev libabsl-dev libpcap-dev
+  libxdp-dev libbpf-dev             # the AF_XDP backend (FI_UET_IO_BACKEND=xdp; optional)
   libgtest-dev libgmock-dev
   iproute2                          # ip netns, veth, ss: the two-host main job
   nftables                          # packet loss inside a test namespace

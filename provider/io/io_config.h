@@ -26,9 +26,10 @@ enum class IoBackend : uint8_t {
   kAuto,   // io_uring when it works on this kernel, else mmsg; never an error by itself
   kMmsg,   // recvmmsg/sendmmsg (udp_io.h)
   kUring,  // io_uring: linked sendmsg batches, multishot recvmsg (uring_io.h)
+  kXdp,    // AF_XDP for the endpoint's IPv4 datagrams, else mmsg (xdp_io.h); opt-in
 };
 
-// "auto", "mmsg", "uring" (what an environment variable or a test would name).
+// "auto", "mmsg", "uring", "xdp" (what an environment variable or a test would name).
 const char* IoBackendName(IoBackend b);
 std::optional<IoBackend> ParseIoBackend(std::string_view name);
 
@@ -54,6 +55,10 @@ struct UdpIoConfig {
   bool gso = true;                    // UDP_SEGMENT: equal-size runs to one peer in one send
   bool gro = true;                    // UDP_GRO: coalesced receives, split before the callback
   ImpairConfig impair;                // off by default
+  // How the backend was set up (warning = false: e.g. XdpIo's interface and
+  // mode) or why another one was taken (warning = true: kXdp fell back to
+  // mmsg). Called during OpenPacketIo only; nullptr: nobody listens.
+  void (*note)(bool warning, const char* text) = nullptr;
 };
 
 }  // namespace uet::prov

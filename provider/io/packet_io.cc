@@ -1,11 +1,13 @@
 // OpenPacketIo and the backend names: design in packet_io.h.
 #include "provider/io/packet_io.h"
 
+#include <string>
 #include <utility>
 
 #include "provider/io/impair.h"
 #include "provider/io/udp_io.h"
 #include "provider/io/uring_io.h"
+#include "provider/io/xdp_io.h"
 
 namespace uet::prov {
 namespace {
@@ -20,6 +22,17 @@ Result<std::unique_ptr<PacketIo>> OpenBackend(const UdpIoConfig& c) {
       UET_ASSIGN_OR_RETURN(std::unique_ptr<UringIo> io, UringIo::Open(c));
       return std::unique_ptr<PacketIo>(std::move(io));
     }
+    case IoBackend::kXdp: {
+      auto xdp = OpenXdpIo(c);
+      if (xdp.ok()) return std::move(xdp).value();
+      if (xdp.error().code != Errc::kUnsupported) return xdp.error();
+      if (c.note != nullptr) {
+        const std::string why = "AF_XDP not available, using mmsg: " + xdp.error().ToString();
+        c.note(true, why.c_str());
+      }
+      UET_ASSIGN_OR_RETURN(std::unique_ptr<UdpIo> io, UdpIo::Open(c));
+      return std::unique_ptr<PacketIo>(std::move(io));
+    }
     case IoBackend::kAuto: {
       auto uring = UringIo::Open(c);
       if (uring.ok()) return std::unique_ptr<PacketIo>(std::move(uring).value());
@@ -28,7 +41,7 @@ Result<std::unique_ptr<PacketIo>> OpenBackend(const UdpIoConfig& c) {
       return std::unique_ptr<PacketIo>(std::move(io));
     }
   }
-  return Error::InvalidArgument("udp_io config", "backend (auto, mmsg, uring)");
+  return Error::InvalidArgument("udp_io config", "backend (auto, mmsg, uring, xdp)");
 }
 
 }  // namespace
@@ -38,12 +51,13 @@ const char* IoBackendName(IoBackend b) {
     case IoBackend::kAuto: return "auto";
     case IoBackend::kMmsg: return "mmsg";
     case IoBackend::kUring: return "uring";
+    case IoBackend::kXdp: return "xdp";
   }
   return "?";
 }
 
 std::optional<IoBackend> ParseIoBackend(std::string_view name) {
-  for (IoBackend b : {IoBackend::kAuto, IoBackend::kMmsg, IoBackend::kUring}) {
+  for (IoBackend b : {IoBackend::kAuto, IoBackend::kMmsg, IoBackend::kUring, IoBackend::kXdp}) {
     if (name == IoBackendName(b)) return b;
   }
   return std::nullopt;

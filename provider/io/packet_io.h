@@ -4,7 +4,8 @@
 // endpoint and drives it.
 //
 //   OpenPacketIo(config) ─► UringIo (io_uring)  ─┐
-//                       └─► UdpIo (sendmmsg)    ─┴─► [ImpairIo, when config.impair is on]
+//                       ├─► UdpIo (sendmmsg)    ─┼─► [ImpairIo, when config.impair is on]
+//                       └─► XdpIo (AF_XDP)      ─┘
 //
 // Design
 //  - The data path is the same for every backend: Queue copies a datagram into
@@ -18,7 +19,11 @@
 //    works everywhere; UringIo (uring_io.h) needs io_uring with multishot
 //    receive, provided-buffer rings and deferred task work (Linux 6.1+).
 //    kAuto takes io_uring when it opens, else UdpIo; the choice is
-//    backend_name().
+//    backend_name(). XdpIo (xdp_io.h, opt-in: kXdp) moves the endpoint's
+//    IPv4 datagrams through an AF_XDP socket and everything else through a
+//    UdpIo on the same port; when AF_XDP cannot be set up (no permission,
+//    the driver refuses, built without libxdp) OpenPacketIo opens UdpIo
+//    instead and says why through config.note.
 //  - Socket and IP header policy, identical for all backends (udp_io.h has the
 //    details): DF, ECT(0) on every datagram, CE reported per datagram
 //    (RxDatagram::ecn_ce), kernel UDP checksums, dual-stack on ::.
@@ -46,7 +51,8 @@
 //    field = errno text, value = errno; io_uring missing or refused (ENOSYS,
 //    EPERM from kernel.io_uring_disabled or seccomp, EINVAL from a kernel
 //    before 6.1) is Errc::kUnsupported, context "uring_io <call>".
-//    kAuto falls back to UdpIo on kUnsupported only.
+//    kAuto falls back to UdpIo on kUnsupported only; so does kXdp (with a
+//    config.note warning naming the reason).
 //  - The data path never fails, blocks, throws or logs: UDP is lossy and PDS
 //    retransmits. Every datagram that is not sent or not delivered is counted
 //    in stats() (send_errors, truncated, impair_dropped).
@@ -100,6 +106,10 @@ class PacketIo {
     uint64_t impair_dropped = 0;     // impairment: datagrams not sent
     uint64_t impair_duplicated = 0;  // impairment: datagrams sent twice
     uint64_t impair_reordered = 0;   // impairment: datagrams held back, sent later
+    uint64_t kernel_path_sent = 0;   // xdp: of `sent`, those that took the UDP socket
+    uint64_t kernel_path_received = 0;  // xdp: of `received`, those from the UDP socket
+    uint64_t xdp_rx_invalid = 0;     // xdp: AF_XDP frames that did not parse, dropped
+    uint64_t xdp_tx_kicks = 0;       // xdp: sendto calls that started AF_XDP sends
   };
 
   virtual ~PacketIo() = default;  // closes the socket; queued datagrams are dropped
@@ -133,6 +143,15 @@ class PacketIo {
   virtual void QueueLent(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
                          std::span<const std::byte> body) {
     QueueParts(dst, port, head, body);
+  }
+  // Queues the datagram with UDP source port `src_port` instead of
+  // local_port(): an entropy value's port (ev_sockets.h), for a backend that
+  // writes its own UDP headers (XdpIo) and has a path to dst. False: nothing
+  // queued, the caller sends it from that port's own socket. Default: false.
+  virtual bool QueueFromPort(uint16_t src_port, const IpAddress& dst, uint16_t port,
+                             std::span<const std::byte> head, std::span<const std::byte> body) {
+    (void)src_port, (void)dst, (void)port, (void)head, (void)body;
+    return false;
   }
   // Copies into their slots the lent bodies of queued datagrams that lie
   // within `bytes` (DetachAll: every one), before the caller frees or reuses

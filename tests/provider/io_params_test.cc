@@ -68,6 +68,15 @@ TEST(IoParams, MmsgBackendByNameEnables) {
   EXPECT_EQ(EnableResult(), 0);
 }
 
+// xdp on loopback (the harness's address): AF_XDP cannot serve a loopback
+// interface, so the endpoint falls back to mmsg (a warning in the log) and
+// enables.
+TEST(IoParams, XdpBackendOnLoopbackFallsBackAndEnables) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_IO_BACKEND", "xdp", 1);
+  EXPECT_EQ(EnableResult(), 0);
+}
+
 // Every size class: empty, one packet, two packets (at a 1500-byte path's
 // payload and at loopback's, 8192: full-size packets), rendezvous sizes.
 constexpr size_t kSizes[] = {0, 1, kPayload, kPayload + 1, 8192, 8193, 65536, 1 << 20};
