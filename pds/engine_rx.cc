@@ -4,7 +4,7 @@
 // (spec-notes/pds.md "Engine: receiver").
 #include <algorithm>
 
-#include "pds/cc/rccc.h"
+#include "pds/credit_field.h"
 #include "pds/engine.h"
 #include "pds/pdc.h"
 
@@ -185,7 +185,7 @@ void Engine::HandleRequest(TimePoint now, const FabricAddress& from, const RudRo
   bool credit_due = false;
   if (rx_cc_) {
     std::optional<uint64_t> demand;
-    if (req.cc) demand = cc::CreditTargetBytes(req.cc->credit_target, config_.cc.rccc.quantum_bytes);
+    if (req.cc) demand = CreditTargetBytes(req.cc->credit_target, config_.cc.rccc.quantum_bytes);
     credit_due = rx_cc_->OnData(now, pdc.ccc->id,
                                 static_cast<uint32_t>(RudRodRequest::kSize + payload.size()),
                                 meta.ecn_ce, demand);
