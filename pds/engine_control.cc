@@ -112,7 +112,7 @@ void Engine::HandleControl(TimePoint now, const FabricAddress& from, const Contr
 
 void Engine::HandleCreditRequest(TimePoint now, Pdc& pdc, uint32_t target) {
   ++counters_.credit_reqs_received;
-  const uint64_t demand = CreditTargetBytes(target, config_.cc.rccc.quantum_bytes);
+  const uint64_t demand = CreditTargetBytes(target, credit_quantum_bytes_);
   if (rx_cc_->OnCreditRequest(now, pdc.ccc->id, demand)) SendCredit(now, pdc);
 }
 
