@@ -19,8 +19,7 @@ Result<Ccc*> CccTable::Join(const FabricAddress& peer, PdcId member) {
     if (by_peer_.size() >= max_) {
       return Error::Invalid("pds.engine", "ccc table full", by_peer_.size());
     }
-    UET_ASSIGN_OR_RETURN(std::unique_ptr<cc::Controller> controller,
-                         cc::MakeController(cc_name_, config_));
+    UET_ASSIGN_OR_RETURN(std::unique_ptr<cc::Controller> controller, factory_->MakeController());
     auto fresh = std::make_unique<Ccc>();
     fresh->id = next_id_++;
     fresh->peer = peer;

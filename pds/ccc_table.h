@@ -19,11 +19,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <string>
+#include <utility>
 #include <vector>
 
 #include "pds/cc/controller.h"
-#include "pds/cc/factory.h"
 #include "uet/fabric_address.h"
 #include "uet/result.h"
 #include "uet/types.h"
@@ -47,14 +46,15 @@ struct Ccc {
 
 class CccTable {
  public:
-  CccTable(uint32_t max_cccs, std::string cc_name, cc::ControllerConfig config)
-      : max_(max_cccs), cc_name_(std::move(cc_name)), config_(std::move(config)) {}
+  // `factory` builds each new CCC's controller; never null.
+  CccTable(uint32_t max_cccs, std::shared_ptr<const cc::Factory> factory)
+      : max_(max_cccs), factory_(std::move(factory)) {}
 
   Ccc* Find(const FabricAddress& peer);
   // True when a PDC to `peer` could get a CCC: one exists, or there is room.
   bool Available(const FabricAddress& peer) const;
   // The peer's CCC with `member` added (a new CCC, with a new controller, if
-  // the peer had none). Errors: the table is full; MakeController's error.
+  // the peer had none). Errors: the table is full; the factory's error.
   Result<Ccc*> Join(const FabricAddress& peer, PdcId member);
   // Takes `member` out. Returns the CCC's id when that freed it (no member,
   // no pin left), 0 otherwise.
@@ -77,8 +77,7 @@ class CccTable {
   uint64_t MaybeFree(Ccc& ccc);
 
   uint32_t max_;
-  std::string cc_name_;
-  cc::ControllerConfig config_;
+  std::shared_ptr<const cc::Factory> factory_;
   uint64_t next_id_ = 1;
   std::map<FabricAddress, std::unique_ptr<Ccc>> by_peer_;
 };

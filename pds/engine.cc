@@ -136,9 +136,9 @@ Status EngineConfig::Validate() const {
     return Error::Invalid(kContext, "sprayed_fast_retransmit_threshold",
                           sprayed_fast_retransmit_threshold);
   }
-  // An unknown cc_name or an invalid cc config: MakeController's error.
-  Result<std::unique_ptr<cc::Controller>> probe = cc::MakeController(cc_name, cc);
-  if (!probe.ok()) return probe.error();
+  // No controllers to build: the caller must choose (cc::Factory). The
+  // factory checked its own settings when it was made.
+  if (cc_factory == nullptr) return Error::Invalid(kContext, "cc_factory", 0);
   return OkStatus();
 }
 
@@ -147,7 +147,7 @@ Engine::Engine(const EngineConfig& config, Random& random, PacketSink& sink, Del
       random_(random),
       sink_(sink),
       delivery_(delivery),
-      cccs_(config.max_cccs, config.cc_name, config.cc) {
+      cccs_(config.max_cccs, config.cc_factory) {
   // One ACK completes at most MP_RANGE packets: room for that up front, so
   // the first large ACK of a bulk transfer does not grow it mid-stream.
   completed_.reserve(2 * PsnWindowConfig::kDefaultMpRange);
@@ -164,7 +164,14 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config, Rando
   UET_ASSIGN_OR_RETURN(RtoEstimator rto, RtoEstimator::Create(config.rto));
   e->rudi_rto_ = std::make_unique<RtoEstimator>(rto);
   e->stray_tokens_ = config.stray_reply_burst;
-  UET_ASSIGN_OR_RETURN(e->rx_cc_, cc::MakeReceiverCc(config.cc_name, config.cc));
+  UET_ASSIGN_OR_RETURN(e->rx_cc_, config.cc_factory->MakeReceiver());
+  if (e->rx_cc_) {
+    // The credit fields count in quanta of this many bytes (pds/credit_field.h).
+    e->credit_quantum_bytes_ = config.cc_factory->CreditQuantumBytes();
+    if (e->credit_quantum_bytes_ < 1 || e->credit_quantum_bytes_ > 65536) {
+      return Error::Invalid(kContext, "credit_quantum_bytes", e->credit_quantum_bytes_);
+    }
+  }
   return e;
 }
 

@@ -24,7 +24,6 @@
 #include <memory>
 #include <optional>
 #include <span>
-#include <string>
 #include <tuple>
 #include <unordered_map>
 #include <utility>
@@ -32,7 +31,7 @@
 
 #include "pds/ack_policy.h"
 #include "pds/buffer_pool.h"
-#include "pds/cc/factory.h"
+#include "pds/cc/controller.h"
 #include "pds/ccc_table.h"
 #include "pds/counters.h"
 #include "pds/entropy.h"
@@ -196,10 +195,13 @@ struct EngineConfig {
   uint32_t unvalidated_send_factor = kDefaultUnvalidatedSendFactor;
   // The half-open budget this configuration gives.
   uint32_t HalfOpenBudget() const;
-  // The congestion controller each CCC (every PDC to one peer FEP) gets, by
-  // cc::MakeController name, and the settings it is built from.
-  std::string cc_name = std::string(cc::FixedWindow::kName);
-  cc::ControllerConfig cc;
+  // Builds the congestion controller each CCC (every PDC to one peer FEP)
+  // gets, and the engine's receiver side (pds/cc/controller.h cc::Factory).
+  // Required: whoever builds the engine chooses the algorithm (the provider
+  // and the simulator: pds/cc/factory.h MakeFactory, or DefaultFactory for a
+  // fixed window); the engine never names one (spec-notes/pds.md "CC
+  // boundary"). Shared by copies of the config.
+  std::shared_ptr<const cc::Factory> cc_factory;
 
   Status Validate() const;
 };
@@ -722,9 +724,12 @@ class Engine {
   std::map<uint32_t, std::unique_ptr<RudiPending>> rudi_;  // by pkt_id
   // The single RUDI RTO: RUDI has no PDC to keep one per peer.
   std::unique_ptr<RtoEstimator> rudi_rto_;
-  // The receiver side of the controller named by cc_name (cc::MakeReceiverCc):
-  // one per engine, shared by every target PDC; null for sender-only CC.
+  // The receiver side of config_.cc_factory (cc::Factory::MakeReceiver): one
+  // per engine, shared by every target PDC; null for sender-only CC.
   std::unique_ptr<cc::ReceiverCc> rx_cc_;
+  // The unit of the credit fields (cc::Factory::CreditQuantumBytes) when
+  // rx_cc_ is set.
+  uint32_t credit_quantum_bytes_ = kDefaultCreditQuantumBytes;
 
   // Sent packets' SES bytes, reused (pds/buffer_pool.h).
   BufferPool tx_buffers_{EngineConfig::kDefaultMaxQueuedPerPdc};

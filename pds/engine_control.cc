@@ -3,7 +3,7 @@
 // spec-notes/pds.md "Engine: close").
 #include <algorithm>
 
-#include "pds/cc/rccc.h"
+#include "pds/credit_field.h"
 #include "pds/engine.h"
 #include "pds/pdc.h"
 
@@ -112,7 +112,7 @@ void Engine::HandleControl(TimePoint now, const FabricAddress& from, const Contr
 
 void Engine::HandleCreditRequest(TimePoint now, Pdc& pdc, uint32_t target) {
   ++counters_.credit_reqs_received;
-  const uint64_t demand = cc::CreditTargetBytes(target, config_.cc.rccc.quantum_bytes);
+  const uint64_t demand = CreditTargetBytes(target, credit_quantum_bytes_);
   if (rx_cc_->OnCreditRequest(now, pdc.ccc->id, demand)) SendCredit(now, pdc);
 }
 

@@ -4,7 +4,7 @@
 // (spec-notes/pds.md "Engine: receiver").
 #include <algorithm>
 
-#include "pds/cc/rccc.h"
+#include "pds/credit_field.h"
 #include "pds/engine.h"
 #include "pds/pdc.h"
 
@@ -104,7 +104,9 @@ Pdc* Engine::MatchRequest(TimePoint now, const FabricAddress& from, const RudRod
     pdc->established = true;
     pdc->rx = std::move(*rx);
     Pdc* raw = pdc.get();
-    if (!JoinCcc(*raw).ok()) return nullptr;  // unreachable: checked above, config validated
+    // Room was checked above: only a cc::Factory that refuses a controller
+    // gets here (MakeFactory's were checked when made).
+    if (!JoinCcc(*raw).ok()) return nullptr;
     pdcs_.emplace(id->value(), std::move(pdc));
     target_by_peer_.emplace(key, *id);
     ++counters_.pdcs_opened;
@@ -185,7 +187,7 @@ void Engine::HandleRequest(TimePoint now, const FabricAddress& from, const RudRo
   bool credit_due = false;
   if (rx_cc_) {
     std::optional<uint64_t> demand;
-    if (req.cc) demand = cc::CreditTargetBytes(req.cc->credit_target, config_.cc.rccc.quantum_bytes);
+    if (req.cc) demand = CreditTargetBytes(req.cc->credit_target, credit_quantum_bytes_);
     credit_due = rx_cc_->OnData(now, pdc.ccc->id,
                                 static_cast<uint32_t>(RudRodRequest::kSize + payload.size()),
                                 meta.ecn_ce, demand);

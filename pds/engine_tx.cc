@@ -5,7 +5,7 @@
 #include <cassert>
 #include <vector>
 
-#include "pds/cc/rccc.h"
+#include "pds/credit_field.h"
 #include "pds/dpdcid_slot.h"
 #include "pds/engine.h"
 #include "pds/pdc.h"
@@ -217,7 +217,7 @@ void Engine::MaybeRequestCredit(TimePoint now, Ccc& ccc, Pdc& pdc) {
       ccc.controller->CreditRequest(now, ccc.bytes_in_flight, CccBacklog(ccc));
   if (!need || !pdc.established) return;
   SendControl(now, pdc, ControlType::kCreditReq, pdc.tx->window.next_psn(),
-              cc::CreditTargetField(*need, config_.cc.rccc.quantum_bytes));
+              CreditTargetField(*need, credit_quantum_bytes_));
   ++counters_.credit_reqs_sent;
 }
 
@@ -266,7 +266,7 @@ void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
     if (rx_cc_) {
       const uint64_t need = pdc.ccc->controller->CreditTarget(CccBacklog(*pdc.ccc)).value_or(0);
       req.cc = RequestCcState{static_cast<uint8_t>(pdc.ccc->id),
-                              cc::CreditTargetField(need, config_.cc.rccc.quantum_bytes)};
+                              CreditTargetField(need, credit_quantum_bytes_)};
     }
     // A resend says its last path lost it; SYN packets go from the FEP's own
     // socket (EV 0), so the target learns the FEP address.

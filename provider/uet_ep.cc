@@ -150,20 +150,6 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep, const PayloadChoice& payloa
     c.pds.peer_timeout = std::chrono::milliseconds(p.peer_timeout_ms);
     c.message_timeout = c.pds.peer_timeout;
   }
-  if (!p.cc.empty()) c.pds.cc_name = p.cc;  // refused by Create if unknown
-  // The controllers count a full-size packet as the provider sends it.
-  c.pds.cc.nscc.mtu_bytes = static_cast<uint32_t>(packet);
-  c.pds.cc.rccc.min_share_bytes = static_cast<uint32_t>(packet);
-  if (p.cc_link_mbps > 0) {
-    const uint64_t bps = static_cast<uint64_t>(p.cc_link_mbps) * 1'000'000;
-    c.pds.cc.nscc.link_rate_bps = bps;
-    c.pds.cc.rccc.link_rate_bps = bps;
-  }
-  if (p.cc_base_rtt_us > 0) {
-    const Duration rtt = std::chrono::microseconds(p.cc_base_rtt_us);
-    c.pds.cc.nscc.base_rtt = rtt;
-    c.pds.cc.rccc.base_rtt = rtt;
-  }
   // range checked by fi_enable. An endpoint bound to a loopback address reaches
   // only peers on this host, over one path: spraying would only reorder (each
   // EV socket's send batch overtakes the others), so one EV unless
@@ -183,6 +169,34 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep, const PayloadChoice& payloa
   c.pid_on_fep = ep.local.pid_on_fep;
   c.resource_index = ep.local.start_resource_index;
   return c;
+}
+
+// The congestion controller (FI_UET_CC) and its settings, before
+// FI_UET_CC_TUNE; fi_enable makes the engine's cc::Factory from them.
+struct CcChoice {
+  std::string name = std::string(pds::cc::FixedWindow::kName);
+  pds::cc::ControllerConfig config;
+};
+
+CcChoice CcChoiceFor(const ses::EndpointConfig& ses) {
+  const ProviderParams& p = Params();
+  CcChoice cc;
+  if (!p.cc.empty()) cc.name = p.cc;  // refused by MakeFactory if unknown
+  // The controllers count a full-size packet as the provider sends it.
+  const size_t packet = ses.payload_bytes + ses::EndpointConfig::kMaxSesOverhead;
+  cc.config.nscc.mtu_bytes = static_cast<uint32_t>(packet);
+  cc.config.rccc.min_share_bytes = static_cast<uint32_t>(packet);
+  if (p.cc_link_mbps > 0) {
+    const uint64_t bps = static_cast<uint64_t>(p.cc_link_mbps) * 1'000'000;
+    cc.config.nscc.link_rate_bps = bps;
+    cc.config.rccc.link_rate_bps = bps;
+  }
+  if (p.cc_base_rtt_us > 0) {
+    const Duration rtt = std::chrono::microseconds(p.cc_base_rtt_us);
+    cc.config.nscc.base_rtt = rtt;
+    cc.config.rccc.base_rtt = rtt;
+  }
+  return cc;
 }
 
 // The libfabric error for a TSS set-up failure.
@@ -283,20 +297,21 @@ int EnableEndpoint(Endpoint& ep) {
   }
   const PayloadChoice payload = PayloadFor(ep.local.fabric_address);
   ses::EndpointConfig config = SesConfigFor(ep, payload);
-  if (absl::Status tune = ApplyCcTune(Params().cc_tune, config.pds.cc); !tune.ok()) {
+  CcChoice cc = CcChoiceFor(config);
+  if (absl::Status tune = ApplyCcTune(Params().cc_tune, cc.config); !tune.ok()) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: %s\n", std::string(tune.message()).c_str());
     return -FI_EINVAL;
   }
   // The controller's own range checks (FI_UET_CC, its sizes and FI_UET_CC_TUNE),
   // here so that they read as configuration errors, not as socket errors.
-  if (Result<std::unique_ptr<pds::cc::Controller>> probe =
-          pds::cc::MakeController(config.pds.cc_name, config.pds.cc);
-      !probe.ok()) {
+  Result<std::shared_ptr<const pds::cc::Factory>> factory = pds::cc::MakeFactory(cc.name, cc.config);
+  if (!factory.ok()) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: congestion control (FI_UET_CC%s): %s\n",
                  Params().cc_tune.empty() ? "" : ", FI_UET_CC_TUNE",
-                 probe.error().ToString().c_str());
+                 factory.error().ToString().c_str());
     return -FI_EINVAL;
   }
+  config.pds.cc_factory = std::move(*factory);
   absl::StatusOr<std::optional<SecuritySetup>> security = SecuritySetupFor(ep, config);
   if (!security.ok()) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: TSS: %s\n",

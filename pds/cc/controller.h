@@ -29,12 +29,16 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string_view>
 
 #include "pds/ack_cc_state.h"
+#include "pds/cc/receiver.h"
+#include "pds/credit_field.h"
 #include "pds/types.h"
 #include "uet/environment.h"
+#include "uet/result.h"
 #include "uet/types.h"
 
 namespace uet::pds::cc {
@@ -96,7 +100,7 @@ class Controller {
   virtual std::optional<uint64_t> PacingRate() const = 0;
   // When OnTimer must run next; TimePoint::Max() when nothing is pending.
   virtual TimePoint NextDeadline() const = 0;
-  // The name MakeController knows it by ("fixed", ...): static storage.
+  // The name cc::MakeController knows it by ("fixed", ...): static storage.
   virtual std::string_view Name() const = 0;
 
   // Receiver credit (see above); a controller without credit has none.
@@ -108,6 +112,29 @@ class Controller {
     return std::nullopt;
   }
   virtual void OnCredit(TimePoint /*now*/, uint32_t /*credit*/) {}
+};
+
+// How the engine gets its controllers: the other half of the hook
+// (spec-notes/pds.md "CC boundary"). Whoever builds the engine puts one in
+// EngineConfig::cc_factory: the provider and the simulator take
+// cc::MakeFactory(name, config) or cc::DefaultFactory() (pds/cc/factory.h),
+// a test may pass its own. The engine never names an algorithm.
+// Built once and then immutable: engines (and copies of their config) may
+// share one; the engine calls it only from its own thread.
+class Factory {
+ public:
+  virtual ~Factory() = default;
+
+  // The sender controller of a new CCC (each CCC gets its own).
+  virtual Result<std::unique_ptr<Controller>> MakeController() const = 0;
+  // The engine's receiver side (receiver.h), made once per engine; nullptr
+  // for sender-only CC (the engine then sends plain ACKs and no credit
+  // fields, and never asks its controllers for credit).
+  virtual Result<std::unique_ptr<ReceiverCc>> MakeReceiver() const = 0;
+  // The bytes one unit of the 24-bit credit fields stands for
+  // (pds/credit_field.h): the engine fills credit_target and CREDIT_REQ with
+  // it. Read only when MakeReceiver gave a receiver; 1 .. 65536.
+  virtual uint32_t CreditQuantumBytes() const { return kDefaultCreditQuantumBytes; }
 };
 
 }  // namespace uet::pds::cc

@@ -45,7 +45,7 @@ struct Entry {
   ReceiverMaker make_receiver;
 };
 
-// One row per controller. Keep the error text in MakeController in step.
+// One row per controller. Keep the error text in UnknownName in step.
 constexpr std::array kControllers = {
     Entry{FixedWindow::kName, &MakeFixed, &NoReceiver},
     Entry{Nscc::kName, &MakeNscc, &NoReceiver},
@@ -59,6 +59,30 @@ constexpr std::array<std::string_view, kControllers.size()> kNames = [] {
   return names;
 }();
 
+// Keep the list in step with the table.
+Error UnknownName() {
+  return Error::InvalidArgument("pds.cc", "controller name (known: fixed, nscc, rccc, nscc+rccc)");
+}
+
+// MakeFactory's Factory: one row of the table and its settings.
+class NamedFactory final : public Factory {
+ public:
+  NamedFactory(const Entry& entry, const ControllerConfig& config)
+      : entry_(entry), config_(config) {}
+
+  Result<std::unique_ptr<Controller>> MakeController() const override {
+    return entry_.make(config_);
+  }
+  Result<std::unique_ptr<ReceiverCc>> MakeReceiver() const override {
+    return entry_.make_receiver(config_);
+  }
+  uint32_t CreditQuantumBytes() const override { return config_.rccc.quantum_bytes; }
+
+ private:
+  const Entry& entry_;  // a row of kControllers: static storage
+  ControllerConfig config_;
+};
+
 }  // namespace
 
 std::span<const std::string_view> ControllerNames() { return kNames; }
@@ -68,7 +92,7 @@ Result<std::unique_ptr<Controller>> MakeController(std::string_view name,
   for (const Entry& e : kControllers) {
     if (e.name == name) return e.make(config);
   }
-  return Error::InvalidArgument("pds.cc", "controller name (known: fixed, nscc, rccc, nscc+rccc)");
+  return UnknownName();
 }
 
 Result<std::unique_ptr<ReceiverCc>> MakeReceiverCc(std::string_view name,
@@ -76,7 +100,26 @@ Result<std::unique_ptr<ReceiverCc>> MakeReceiverCc(std::string_view name,
   for (const Entry& e : kControllers) {
     if (e.name == name) return e.make_receiver(config);
   }
-  return Error::InvalidArgument("pds.cc", "controller name (known: fixed, nscc, rccc, nscc+rccc)");
+  return UnknownName();
+}
+
+Result<std::shared_ptr<const Factory>> MakeFactory(std::string_view name,
+                                                   const ControllerConfig& config) {
+  for (const Entry& e : kControllers) {
+    if (e.name != name) continue;
+    auto factory = std::make_shared<const NamedFactory>(e, config);
+    // One of each now: a config its controller refuses fails here, not in an engine.
+    if (auto c = factory->MakeController(); !c.ok()) return c.error();
+    if (auto r = factory->MakeReceiver(); !r.ok()) return r.error();
+    return std::shared_ptr<const Factory>(std::move(factory));
+  }
+  return UnknownName();
+}
+
+std::shared_ptr<const Factory> DefaultFactory() {
+  static const std::shared_ptr<const Factory> fixed =
+      MakeFactory(FixedWindow::kName, ControllerConfig{}).value();
+  return fixed;
 }
 
 }  // namespace uet::pds::cc

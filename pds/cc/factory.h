@@ -1,6 +1,8 @@
-// Controllers chosen by name (picoquic style), so the engine and the provider
-// never name NSCC or RCCC: a new algorithm adds its config to ControllerConfig
-// and one row to the table in factory.cc.
+// Controllers chosen by name (picoquic style), so the provider and the
+// simulator never name NSCC or RCCC: a new algorithm adds its config to
+// ControllerConfig and one row to the table in factory.cc. The engine knows
+// none of this: it is handed a Factory (controller.h), which MakeFactory and
+// DefaultFactory build here (spec-notes/pds.md "CC boundary").
 #pragma once
 
 #include <memory>
@@ -40,5 +42,17 @@ Result<std::unique_ptr<Controller>> MakeController(std::string_view name,
 // MakeController's.
 Result<std::unique_ptr<ReceiverCc>> MakeReceiverCc(std::string_view name,
                                                    const ControllerConfig& config);
+
+// The Factory an engine is given (EngineConfig::cc_factory): controller
+// `name` from a copy of `config`, for every CCC, and its receiver side.
+// Checked here, by building one of each, so that an engine made with it
+// cannot fail for its CC; errors as MakeController's.
+Result<std::shared_ptr<const Factory>> MakeFactory(std::string_view name,
+                                                   const ControllerConfig& config);
+
+// MakeFactory("fixed", ControllerConfig{}): a 512 KiB constant window and no
+// receiver side, what tests and tools take when CC is not their subject. One
+// shared instance.
+std::shared_ptr<const Factory> DefaultFactory();
 
 }  // namespace uet::pds::cc

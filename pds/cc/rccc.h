@@ -49,6 +49,7 @@
 
 #include "pds/cc/controller.h"
 #include "pds/cc/receiver.h"
+#include "pds/credit_field.h"
 #include "uet/result.h"
 
 namespace uet::pds::cc {
@@ -58,7 +59,7 @@ struct RcccConfig {
   Duration base_rtt = std::chrono::microseconds(12);  // unloaded network RTT
   double speculative_bdp = 1.0;                       // initial credit per sender, in BDPs
   double target_bdp = 1.5;                            // outstanding target at the receiver, in BDPs
-  uint32_t quantum_bytes = 256;                       // htsim UEC_PULL_QUANTUM; unit of `credit`
+  uint32_t quantum_bytes = kDefaultCreditQuantumBytes;  // htsim UEC_PULL_QUANTUM; unit of `credit`
   // Each active peer may have at least this much outstanding, even when
   // target / peers is less (one full packet: a smaller share could never
   // admit a packet); the total may then exceed the target.
@@ -79,18 +80,11 @@ struct RcccConfig {
   uint64_t TargetBytes() const;
 };
 
-// The 24-bit `credit`, `credit_target` and CREDIT/CREDIT_REQ payload values.
-inline constexpr uint32_t kCreditFieldMask = 0xFFFFFF;
-
 // The 24-bit `credit` field wraps: the grant between two values, or nothing
 // when `now` is not ahead of `before` (a reordered ACK).
 uint32_t CreditDelta(uint32_t before, uint32_t now);
-
-// `bytes` as a 24-bit `credit_target` / CREDIT_REQ payload: whole quanta,
-// rounded up, saturating at 2^24 - 1.
-uint32_t CreditTargetField(uint64_t bytes, uint32_t quantum_bytes);
-// And back: a 24-bit field (the bits above are ignored) in bytes.
-uint64_t CreditTargetBytes(uint32_t field, uint32_t quantum_bytes);
+// (The `credit_target` codec, CreditTargetField / CreditTargetBytes, and
+// kCreditFieldMask are PDS wire types: pds/credit_field.h.)
 
 struct RcccSenderStats {
   uint64_t credit_acks = 0;    // ACKs with a credit ack_cc_state

@@ -25,9 +25,10 @@ SubmitRequest OnJob(uint64_t token, uint32_t job, const FabricAddress& dst = kB)
 class CccTest : public EngineTest {
  protected:
   static EngineConfig WindowOfPackets(uint64_t packets) {
+    cc::ControllerConfig config;
+    config.fixed.window_bytes = packets * kPacketBytes;
     EngineConfig c = TestConfig();
-    c.cc_name = "fixed";
-    c.cc.fixed.window_bytes = packets * kPacketBytes;
+    c.cc_factory = CcFactoryFor("fixed", config);
     return c;
   }
 };
@@ -242,7 +243,7 @@ TEST_F(CccTest, InitiatorFailsThePdcOnNoCccAvail) {
 // sender's one controller reads both). Per-PDC accounts would restart it.
 TEST_F(CccTest, RcccCreditIsOneCumulativeCountPerCcc) {
   EngineConfig c = TestConfig();
-  c.cc_name = "rccc";
+  c.cc_factory = CcFactoryFor("rccc");
   Build(c);
   auto last_credit = [](const std::vector<Sent>& v, uint32_t& out) {
     bool found = false;

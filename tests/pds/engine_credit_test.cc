@@ -7,7 +7,7 @@
 #include <functional>
 #include <vector>
 
-#include "pds/cc/rccc.h"
+#include "pds/cc/factory.h"
 #include "tests/pds/engine_test_util.h"
 
 namespace uet::pds::engine_test {
@@ -22,10 +22,14 @@ class CreditTest : public EngineTest {
   // a bit), target 7500 B.
   static EngineConfig SmallCredit() {
     EngineConfig c = TestConfig();
-    c.cc_name = "rccc";
-    c.cc.rccc.link_rate_bps = 1'000'000'000;
-    c.cc.rccc.base_rtt = microseconds(40);
+    c.cc_factory = CcFactoryFor("rccc", SmallCreditCc());
     return c;
+  }
+  static cc::ControllerConfig SmallCreditCc() {
+    cc::ControllerConfig config;
+    config.rccc.link_rate_bps = 1'000'000'000;
+    config.rccc.base_rtt = microseconds(40);
+    return config;
   }
 
   void SubmitMessages(uint64_t n) {
@@ -144,8 +148,8 @@ TEST_F(CreditTest, EveryCreditRequestIsAnsweredDespiteLostPackets) {
 }
 
 TEST_F(CreditTest, SenderOnlyControllersKeepThePlainRequestTypes) {
-  EngineConfig c = SmallCredit();
-  c.cc_name = "nscc";
+  EngineConfig c = TestConfig();
+  c.cc_factory = CcFactoryFor("nscc", SmallCreditCc());
   Build(c);
   SubmitMessages(3);
   std::vector<Sent> a = ExchangeRecordingA();

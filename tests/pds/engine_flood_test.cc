@@ -362,7 +362,7 @@ TEST_F(FloodTest, ALostReadResponseOnAHalfOpenPdcIsAskedForThenResent) {
 }
 
 TEST(FloodConfig, ValidateRefusesBadBudgets) {
-  EngineConfig c;
+  EngineConfig c = WithDefaultCc({});
   EXPECT_EQ(c.HalfOpenBudget(), 256u);
   c.max_pdcs = 2;
   EXPECT_EQ(c.HalfOpenBudget(), 1u);

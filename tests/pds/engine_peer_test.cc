@@ -18,7 +18,7 @@ namespace {
 // A third engine beside the fixture's A and B.
 struct ExtraEngine {
   ExtraEngine(const FabricAddress& address, uint64_t seed) : self(address), random(seed) {
-    EngineConfig c;
+    EngineConfig c = WithDefaultCc({});
     c.idle_close = Duration::zero();
     c.local = self;
     auto e = Engine::Create(c, random, sink, delivery);

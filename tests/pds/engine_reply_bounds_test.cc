@@ -240,7 +240,7 @@ TEST_F(ReplyBoundsTest, ABucketEmptiedByStrayPacketsLeavesPdcNacksAndRecoveryAlo
 }
 
 TEST(ReplyBoundsConfig, ValidateRefusesUnboundedSettings) {
-  EngineConfig c;
+  EngineConfig c = WithDefaultCc({});
   c.max_clear_requests = 0;
   EXPECT_FALSE(c.Validate().ok());
   c.max_clear_requests = 31;

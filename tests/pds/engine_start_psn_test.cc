@@ -234,7 +234,7 @@ TEST_F(StartPsnTest, ANewStartPsnNackForAnEstablishedPdcChangesNothing) {
 }
 
 TEST(StartPsnConfig, ValidationNeedsAPositiveNewPdcTime) {
-  EngineConfig c;
+  EngineConfig c = WithDefaultCc({});
   c.validate_start_psn = true;
   c.new_pdc_time = Duration::zero();
   EXPECT_FALSE(c.Validate().ok());

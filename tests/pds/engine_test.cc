@@ -608,19 +608,15 @@ TEST(EngineConfigTest, EveryBadFieldIsRejectedByCreate) {
       // Zero stored responses would NACK every RUD/ROD request with
       // NO_GTD_DEL_AVAIL: the engine could deliver nothing.
       {"max_gtd_responses 0", [](EngineConfig& c) { c.max_gtd_responses = 0; }},
-      {"cc_name unknown", [](EngineConfig& c) { c.cc_name = "no-such-controller"; }},
-      {"cc.fixed.window_bytes 0", [](EngineConfig& c) { c.cc.fixed.window_bytes = 0; }},
-      {"cc.fixed.window_bytes too big",
-       [](EngineConfig& c) {
-         c.cc.fixed.window_bytes = cc::FixedWindowConfig::kMaxWindowBytes + 1;
-       }},
+      // The engine chooses no algorithm itself (spec-notes/pds.md "CC boundary").
+      {"no cc_factory", [](EngineConfig& c) { c.cc_factory = nullptr; }},
   };
   SeededRandom random(7);
   CaptureSink sink(kA);
   RecordingDelivery delivery;
   for (const BadConfig& row : rows) {
     SCOPED_TRACE(row.name);
-    EngineConfig c;
+    EngineConfig c = WithDefaultCc({});
     c.local = kA;
     row.set(c);
     EXPECT_FALSE(c.Validate().ok());
@@ -652,7 +648,7 @@ TEST(EngineConfigTest, DefaultsAndBoundaryValuesAreAccepted) {
   RecordingDelivery delivery;
   for (const BadConfig& row : rows) {
     SCOPED_TRACE(row.name);
-    EngineConfig c;
+    EngineConfig c = WithDefaultCc({});
     c.local = kA;
     row.set(c);
     auto e = Engine::Create(c, random, sink, delivery);

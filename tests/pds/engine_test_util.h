@@ -25,10 +25,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 #include <vector>
 
+#include "pds/cc/factory.h"
 #include "pds/engine.h"
 #include "pds/pdc.h"
 #include "pds/pds_header.h"
@@ -39,6 +41,22 @@
 #include "uet/udp_encap.h"
 
 namespace uet::pds::engine_test {
+
+// `c` with the fixed-window default CC when it names no factory: the engine
+// needs one (EngineConfig::cc_factory), these tests mostly do not care which.
+inline EngineConfig WithDefaultCc(EngineConfig c) {
+  if (c.cc_factory == nullptr) c.cc_factory = cc::DefaultFactory();
+  return c;
+}
+
+// The factory of controller `name` (pds/cc/factory.h) with `config`; one
+// MakeFactory refuses fails the test.
+inline std::shared_ptr<const cc::Factory> CcFactoryFor(std::string_view name,
+                                                       const cc::ControllerConfig& config = {}) {
+  auto f = cc::MakeFactory(name, config);
+  EXPECT_TRUE(f.ok()) << name << ": " << f.error().ToString();
+  return f.ok() ? *f : nullptr;
+}
 
 using std::chrono::microseconds;
 using std::chrono::milliseconds;
@@ -381,7 +399,7 @@ class EngineTest : public ::testing::Test {
   // The base configuration of these tests: defaults, except that idle PDCs are
   // never closed (tests about close turn it on).
   static EngineConfig TestConfig() {
-    EngineConfig c;
+    EngineConfig c = WithDefaultCc({});
     c.idle_close = Duration::zero();
     return c;
   }
@@ -401,14 +419,14 @@ class EngineTest : public ::testing::Test {
   // A (B) loses all state (a restart), or is built for the first time: a
   // fresh engine at the same address, drawing from `random` if given.
   void RestartA(const EngineConfig& config = TestConfig(), Random* random = nullptr) {
-    EngineConfig ca = config;
+    EngineConfig ca = WithDefaultCc(config);
     ca.local = kA;
     auto ea = Engine::Create(ca, random ? *random : rand_a_, sink_a_, del_a_);
     ASSERT_TRUE(ea.ok()) << ea.error().ToString();
     a_ = std::move(*ea);
   }
   void RestartB(const EngineConfig& config = TestConfig()) {
-    EngineConfig cb = config;
+    EngineConfig cb = WithDefaultCc(config);
     cb.local = kB;
     auto eb = Engine::Create(cb, rand_b_, sink_b_, del_b_);
     ASSERT_TRUE(eb.ok()) << eb.error().ToString();

@@ -13,6 +13,7 @@
 #include <set>
 #include <vector>
 
+#include "pds/cc/factory.h"
 #include "ses/endpoint.h"
 #include "tests/ses/two_node_util.h"
 #include "uet/environment.h"
@@ -35,6 +36,7 @@ class Node final : public pds::PacketSink, public EndpointEvents {
   Node(FabricAddress self, uint64_t seed) : self_(self), random_(seed) {
     EndpointConfig config;
     config.pds.local = self;
+    config.pds.cc_factory = pds::cc::DefaultFactory();  // CC is not the subject here
     config.pid_on_fep = PidOnFep(7);
     config.resource_index = ResourceIndex(3);
     auto ep = Endpoint::Create(config, random_, *this, *this);

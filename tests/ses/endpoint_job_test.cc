@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "pds/cc/factory.h"
 #include "ses/endpoint.h"
 #include "tests/ses/two_node_util.h"
 #include "uet/environment.h"
@@ -30,6 +31,7 @@ class Node final : public pds::PacketSink, public EndpointEvents {
  public:
   Node(FabricAddress self, EndpointConfig config, uint64_t seed) : self_(self), random_(seed) {
     config.pds.local = self;
+    config.pds.cc_factory = pds::cc::DefaultFactory();  // CC is not the subject here
     config.pid_on_fep = PidOnFep(7);
     config.resource_index = ResourceIndex(3);
     auto ep = Endpoint::Create(config, random_, *this, *this);

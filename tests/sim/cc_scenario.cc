@@ -18,13 +18,14 @@ namespace {
 FabricAddress Addr(uint8_t n) { return FabricAddress(IpAddress::V4({198, 18, 0, n}), kUetUdpPort); }
 
 pds::EngineConfig EngineConfigFor(const CcScenario& sc) {
+  pds::cc::ControllerConfig config;
+  config.nscc.link_rate_bps = sc.cc_link_rate_bps;
+  config.nscc.base_rtt = sc.cc_base_rtt;
+  config.nscc.mtu_bytes = static_cast<uint32_t>(sc.payload_bytes + kTokenBytes + 12);
+  config.rccc.link_rate_bps = sc.cc_link_rate_bps;
+  config.rccc.base_rtt = sc.cc_base_rtt;
   pds::EngineConfig c;
-  c.cc_name = sc.cc;
-  c.cc.nscc.link_rate_bps = sc.cc_link_rate_bps;
-  c.cc.nscc.base_rtt = sc.cc_base_rtt;
-  c.cc.nscc.mtu_bytes = static_cast<uint32_t>(sc.payload_bytes + kTokenBytes + 12);
-  c.cc.rccc.link_rate_bps = sc.cc_link_rate_bps;
-  c.cc.rccc.base_rtt = sc.cc_base_rtt;
+  c.cc_factory = SimCcFactory(sc.cc, config);
   c.entropy_count = sc.entropy_count;
   // The receiver accepts the senders' EV source ports for established PDCs.
   c.sprayed_source_ports = sc.entropy_count > 1;

@@ -27,7 +27,7 @@
 namespace uet::sim {
 
 struct CcScenario {
-  std::string cc = "nscc";  // cc::MakeController name
+  std::string cc = "nscc";  // pds::cc::MakeFactory name
   uint32_t senders = 8;
   uint64_t messages = 400;           // per sender, unless count[i] is given
   std::vector<Duration> start;       // sender i starts at start[i] (default 0)

@@ -38,13 +38,14 @@ constexpr Duration kBin = microseconds(10);
 FabricAddress Addr(uint8_t n) { return FabricAddress(IpAddress::V4({198, 18, 0, n}), kUetUdpPort); }
 
 pds::EngineConfig CcConfig(const std::string& cc) {
+  pds::cc::ControllerConfig config;
+  config.nscc.link_rate_bps = kRateBps;
+  config.nscc.base_rtt = kBaseRtt;
+  config.nscc.mtu_bytes = kPayload + 20;
+  config.rccc.link_rate_bps = kRateBps;
+  config.rccc.base_rtt = kBaseRtt;
   pds::EngineConfig c;
-  c.cc_name = cc;
-  c.cc.nscc.link_rate_bps = kRateBps;
-  c.cc.nscc.base_rtt = kBaseRtt;
-  c.cc.nscc.mtu_bytes = kPayload + 20;
-  c.cc.rccc.link_rate_bps = kRateBps;
-  c.cc.rccc.base_rtt = kBaseRtt;
+  c.cc_factory = SimCcFactory(cc, config);
   return c;
 }
 

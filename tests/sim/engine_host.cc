@@ -185,6 +185,13 @@ std::string DescribePds(std::span<const std::byte> bytes) {
   return o.str();
 }
 
+std::shared_ptr<const pds::cc::Factory> SimCcFactory(std::string_view name,
+                                                     const pds::cc::ControllerConfig& config) {
+  auto f = pds::cc::MakeFactory(name, config);
+  EXPECT_TRUE(f.ok()) << "MakeFactory(" << name << "): " << (f.ok() ? "" : f.error().ToString());
+  return f.ok() ? *f : nullptr;
+}
+
 // ---- EngineHost ----
 
 EngineHost::EngineHost(FabricAddress self, uint64_t seed, pds::EngineConfig config)
@@ -194,6 +201,7 @@ EngineHost::EngineHost(FabricAddress self, std::unique_ptr<Random> random,
                        pds::EngineConfig config)
     : Host(self), random_(std::move(random)) {
   config.local = self;
+  if (config.cc_factory == nullptr) config.cc_factory = pds::cc::DefaultFactory();
   auto e = pds::Engine::Create(config, *random_, *this, *this);
   EXPECT_TRUE(e.ok()) << "Engine::Create: " << (e.ok() ? "" : e.error().ToString());
   if (e.ok()) engine_ = std::move(*e);

@@ -28,8 +28,10 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "pds/cc/factory.h"
 #include "pds/counters.h"
 #include "pds/engine.h"
 #include "pds/types.h"
@@ -168,6 +170,13 @@ struct StreamConfig {
   pds::NextHeader next_hdr = pds::NextHeader::kSesStandardRequest;
 };
 
+// The engine's cc::Factory for controller `name` with `config`
+// (pds/cc/factory.h MakeFactory); one it refuses fails the test (nullptr).
+std::shared_ptr<const pds::cc::Factory> SimCcFactory(std::string_view name,
+                                                     const pds::cc::ControllerConfig& config);
+
+// An engine on the simulated network; a config with no cc_factory gets the
+// fixed-window default (pds::cc::DefaultFactory).
 class EngineHost : public Host, public pds::PacketSink, public pds::Delivery {
  public:
   using Responder =

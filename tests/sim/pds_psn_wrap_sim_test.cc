@@ -45,6 +45,7 @@ std::vector<uint64_t> ScriptForStartPsn(const FabricAddress& self, const FabricA
     NullPeer peer;
     EngineConfig config;
     config.local = self;
+    config.cc_factory = pds::cc::DefaultFactory();
     auto engine = pds::Engine::Create(config, random, peer, peer);
     if (!engine.ok()) return {};
     pds::SubmitRequest r;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "pds/cc/factory.h"
 #include "tests/sim/packet.h"
 
 namespace uet::sim {
@@ -18,6 +19,8 @@ ses::EndpointConfig SesTestConfig() {
 SesHost::SesHost(FabricAddress self, uint64_t seed, ses::EndpointConfig config)
     : Host(self), random_(seed) {
   config.pds.local = self;
+  // The engine's fixed-window default, unless the test chose a controller.
+  if (config.pds.cc_factory == nullptr) config.pds.cc_factory = pds::cc::DefaultFactory();
   // The IPv4 address: hosts that share an IP share the initiator ID too, and
   // are told apart by their port alone.
   config.initiator_id = self.ip.is_v4() ? self.ip.v4() : 1;

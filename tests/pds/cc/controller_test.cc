@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <deque>
+#include <memory>
+#include <string_view>
 
 #include "pds/cc/factory.h"
 #include "pds/cc/fixed_window.h"
@@ -53,6 +55,70 @@ TEST(MakeController, InvalidConfigPropagates) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().code, Errc::kInvalidValue);
   EXPECT_STREQ(c.error().field, "window_bytes");
+}
+
+// MakeFactory: what an engine is handed (EngineConfig::cc_factory).
+TEST(MakeFactory, BuildsTheNamedControllerFromItsCopyOfTheConfig) {
+  ControllerConfig config;
+  config.fixed.window_bytes = 8192;
+  config.rccc.quantum_bytes = 512;
+  auto f = MakeFactory("fixed", config);
+  ASSERT_TRUE(f.ok()) << f.error().ToString();
+  config.fixed.window_bytes = 1;  // the factory kept its own copy
+  auto c = f.value()->MakeController();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c.value()->Name(), "fixed");
+  EXPECT_EQ(c.value()->WindowBytes(), 8192u);
+  auto r = f.value()->MakeReceiver();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value(), nullptr) << "fixed is sender-only";
+  EXPECT_EQ(f.value()->CreditQuantumBytes(), 512u);
+}
+
+TEST(MakeFactory, EveryKnownNameHasItsReceiverSide) {
+  for (std::string_view name : ControllerNames()) {
+    auto f = MakeFactory(name, ControllerConfig{});
+    ASSERT_TRUE(f.ok()) << name;
+    auto c = f.value()->MakeController();
+    ASSERT_TRUE(c.ok()) << name;
+    EXPECT_EQ(c.value()->Name(), name);
+    auto r = f.value()->MakeReceiver();
+    ASSERT_TRUE(r.ok()) << name;
+    EXPECT_EQ(r.value() != nullptr, name == "rccc" || name == "nscc+rccc") << name;
+    EXPECT_EQ(f.value()->CreditQuantumBytes(), kDefaultCreditQuantumBytes);
+  }
+}
+
+TEST(MakeFactory, RefusesAnUnknownNameOrABadConfigWhenMade) {
+  auto unknown = MakeFactory("no-such-controller", ControllerConfig{});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().ToString(),
+            "pds.cc: invalid controller name (known: fixed, nscc, rccc, nscc+rccc)");
+  ControllerConfig config;
+  config.fixed.window_bytes = 0;
+  auto bad = MakeFactory("fixed", config);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_STREQ(bad.error().field, "window_bytes");
+  config = ControllerConfig{};
+  config.fixed.window_bytes = FixedWindowConfig::kMaxWindowBytes + 1;
+  EXPECT_FALSE(MakeFactory("fixed", config).ok());
+  // The receiver side is checked too.
+  config = ControllerConfig{};
+  config.rccc.quantum_bytes = 0;
+  EXPECT_FALSE(MakeFactory("rccc", config).ok());
+}
+
+TEST(DefaultFactory, IsOneSharedFixedWindowOfTheDefaultSize) {
+  std::shared_ptr<const Factory> f = DefaultFactory();
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f, DefaultFactory());
+  auto c = f->MakeController();
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c.value()->Name(), "fixed");
+  EXPECT_EQ(c.value()->WindowBytes(), FixedWindowConfig::kDefaultWindowBytes);
+  auto r = f->MakeReceiver();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r.value(), nullptr);
 }
 
 // ---- the contract, driven through a fake ----

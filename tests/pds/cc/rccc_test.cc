@@ -161,14 +161,6 @@ TEST(RcccSender, AsksForCreditWhenNothingInFlightAndFallsBackAfterTheTimeout) {
   EXPECT_EQ(s.CreditTarget(1000), 0u);  // covered
 }
 
-TEST(CreditTargetField, WholeQuantaRoundedUpAndSaturated) {
-  EXPECT_EQ(CreditTargetField(0, 256), 0u);
-  EXPECT_EQ(CreditTargetField(1, 256), 1u);
-  EXPECT_EQ(CreditTargetField(512, 256), 2u);
-  EXPECT_EQ(CreditTargetField(513, 256), 3u);
-  EXPECT_EQ(CreditTargetField(uint64_t{1} << 40, 256), kCreditFieldMask);
-}
-
 TEST(RcccSender, RetransmissionsSpendCredit) {
   RcccSender s = MakeSender();
   s.OnSent({kRcccT0, Psn(1), kPkt, false});
