@@ -358,7 +358,7 @@ void Engine::PumpReleased(TimePoint now) {
 }
 
 void Engine::Emit(const FabricAddress& to, const PdsHeader& header,
-                  std::span<const std::byte> payload, uint16_t ev, bool retained) {
+                  std::span<const std::byte> payload, uint16_t ev, LendTag* lend) {
   // The header alone is written here; the payload goes to the sink as it is
   // (a request's retained buffer, an ACK's body): spec-notes/provider.md
   // "Copies per byte".
@@ -367,8 +367,8 @@ void Engine::Emit(const FabricAddress& to, const PdsHeader& header,
   if (!SerializePdsHeader(header, w).ok()) return;  // unreachable: fits kMaxHeaderBytes
   // A half-open PDC's send budget (engine_half_open.cc).
   if (!ChargeHalfOpenTx(header, w.written() + payload.size())) return;
-  if (retained) {
-    sink_.SendRetained(to, w.data(), payload, ev);
+  if (lend != nullptr) {
+    sink_.SendRetained(to, w.data(), payload, ev, *lend);
   } else {
     sink_.SendParts(to, w.data(), payload, ev);
   }
