@@ -2,7 +2,9 @@
 // slot, whatever is queued (spec-notes/provider.md "Per-packet cost").
 #include "provider/io/tx_ring.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 
 #include <cstddef>
 #include <cstring>
@@ -78,6 +80,30 @@ TEST(TxRingTest, DetachOfAStaleLoanDoesNothing) {
   EXPECT_EQ(ring.detach_slots_examined(), 2u);
   ring.Detach(TxRing::kNoLoan);  // nothing named: not even a slot looked at
   EXPECT_EQ(ring.detach_slots_examined(), 2u);
+}
+
+// Given pushes to A, A, B, A (equal sizes), expect GSO runs [A A] [B] [A]:
+// a push to the previous push's destination reuses its address, and only
+// consecutive pushes to one address group.
+TEST(TxRingTest, GsoRunsFollowConsecutiveDestinations) {
+  TxRing ring(8, kMaxDatagram);
+  const IpAddress a = IpAddress::V4({127, 0, 0, 1}), b = IpAddress::V4({127, 0, 0, 2});
+  const std::vector<std::byte> d(100, std::byte{1});
+  ASSERT_TRUE(ring.Push(AF_INET, a, 4793, {}, d));
+  ASSERT_TRUE(ring.Push(AF_INET, a, 4793, {}, d));
+  ASSERT_TRUE(ring.Push(AF_INET, b, 4793, {}, d));
+  ASSERT_TRUE(ring.Push(AF_INET, a, 4793, {}, d));
+  ASSERT_TRUE(ring.Push(AF_INET, a, 4794, {}, d));  // same address, other port
+  ASSERT_EQ(ring.Build(/*gso=*/true), 4u);
+  const size_t want_datagrams[] = {2, 1, 1, 1};
+  const uint8_t want_host[] = {1, 2, 1, 1};
+  const uint16_t want_port[] = {4793, 4793, 4793, 4794};
+  for (size_t m = 0; m < 4; ++m) {
+    EXPECT_EQ(ring.datagrams(m), want_datagrams[m]) << m;
+    const auto* sin = static_cast<const sockaddr_in*>(ring.msgs()[m].msg_hdr.msg_name);
+    EXPECT_EQ(ntohl(sin->sin_addr.s_addr) & 0xff, want_host[m]) << m;
+    EXPECT_EQ(ntohs(sin->sin_port), want_port[m]) << m;
+  }
 }
 
 }  // namespace
