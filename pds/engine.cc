@@ -242,7 +242,7 @@ void Engine::ForgetInitiatorKey(const Pdc& pdc) {
 Result<Pdc*> Engine::GetOrCreateInitiator(const SubmitRequest& request) {
   const InitiatorKey key = MakeKey(request.mode, request.job, request.dst, request.tc);
   if (auto it = initiator_by_key_.find(key); it != initiator_by_key_.end()) {
-    return pdcs_.at(it->second.value()).get();
+    return LookupPdc(it->second.value());  // the key's PDC is always in pdcs_
   }
   std::optional<PdcId> id = AllocatePdcId();
   if (!id) {
@@ -268,10 +268,16 @@ Result<Pdc*> Engine::GetOrCreateInitiator(const SubmitRequest& request) {
   return raw;
 }
 
-const Pdc* Engine::FindPdc(PdcId local) const {
-  auto it = pdcs_.find(local.value());
-  return it == pdcs_.end() ? nullptr : it->second.get();
+Pdc* Engine::LookupPdc(uint16_t local) const {
+  Pdc*& cached = pdc_cache_[local & 0xff];
+  if (cached != nullptr && cached->local.value() == local) return cached;
+  auto it = pdcs_.find(local);
+  if (it == pdcs_.end()) return nullptr;
+  cached = it->second.get();
+  return cached;
 }
+
+const Pdc* Engine::FindPdc(PdcId local) const { return LookupPdc(local.value()); }
 
 const cc::Controller* Engine::ControllerOf(PdcId local) const {
   const Pdc* pdc = FindPdc(local);
@@ -280,10 +286,7 @@ const cc::Controller* Engine::ControllerOf(PdcId local) const {
   return pdc->ccc->controller.get();
 }
 
-Pdc* Engine::FindPdcMutable(PdcId local) {
-  auto it = pdcs_.find(local.value());
-  return it == pdcs_.end() ? nullptr : it->second.get();
-}
+Pdc* Engine::FindPdcMutable(PdcId local) { return LookupPdc(local.value()); }
 
 const Pdc* Engine::FindInitiator(const FabricAddress& dst, PdsMode mode, JobId job,
                                  uint8_t tc) const {
@@ -309,6 +312,7 @@ void Engine::RemovePdc(PdcId local) {
   if (it == pdcs_.end()) return;
   std::unique_ptr<Pdc> pdc = std::move(it->second);
   pdcs_.erase(it);
+  if (Pdc*& cached = pdc_cache_[local.value() & 0xff]; cached == pdc.get()) cached = nullptr;
   // Its sent packets' buffers are freed with it (SendRetained's contract).
   if (pdc->tx) sink_.ReleasingAll();
   ForgetHalfOpen(*pdc);
@@ -365,7 +369,7 @@ void Engine::PumpReleased(TimePoint now) {
 }
 
 void Engine::Emit(const FabricAddress& to, const PdsHeader& header,
-                  std::span<const std::byte> payload, uint16_t ev, bool retained) {
+                  std::span<const std::byte> payload, uint16_t ev, LendTag* lend) {
   // The header alone is written here; the payload goes to the sink as it is
   // (a request's retained buffer, an ACK's body): spec-notes/provider.md
   // "Copies per byte".
@@ -374,8 +378,8 @@ void Engine::Emit(const FabricAddress& to, const PdsHeader& header,
   if (!SerializePdsHeader(header, w).ok()) return;  // unreachable: fits kMaxHeaderBytes
   // A half-open PDC's send budget (engine_half_open.cc).
   if (!ChargeHalfOpenTx(header, w.written() + payload.size())) return;
-  if (retained) {
-    sink_.SendRetained(to, w.data(), payload, ev);
+  if (lend != nullptr) {
+    sink_.SendRetained(to, w.data(), payload, ev, *lend);
   } else {
     sink_.SendParts(to, w.data(), payload, ev);
   }

@@ -206,6 +206,12 @@ struct EngineConfig {
   Status Validate() const;
 };
 
+// A sink's name for one loan of a retained buffer (PacketSink::SendRetained):
+// opaque to the engine, which keeps it with the buffer and hands it back to
+// Releasing. kNotLent: the sink copied the bytes, nothing to release.
+using LendTag = uint64_t;
+inline constexpr LendTag kNotLent = 0;
+
 class PacketSink {
  public:
   virtual ~PacketSink() = default;
@@ -231,16 +237,23 @@ class PacketSink {
                          std::span<const std::byte> body, uint16_t ev);
   // SendParts for a RUD/ROD request, whose `body` is the buffer the engine
   // keeps until the ACK: it stays valid and unchanged after the call, until
-  // the engine calls Releasing with a span holding it, or ReleasingAll. A sink
-  // may therefore point at it instead of copying it (the provider's send
-  // ring: spec-notes/provider.md "Copies per byte"). Default: SendParts.
+  // the engine calls Releasing with the tag, or ReleasingAll. A sink may
+  // therefore point at it instead of copying it (the provider's send ring:
+  // spec-notes/provider.md "Copies per byte"), and names that loan in `lend`
+  // (kNotLent: copied). `lend` comes in as the buffer's previous loan (the
+  // engine keeps one per buffer; kNotLent if none): the sink must cover that
+  // one too, now or at the next Releasing. Default: SendParts, kNotLent.
   virtual void SendRetained(const FabricAddress& dst, std::span<const std::byte> head,
-                            std::span<const std::byte> body, uint16_t ev) {
+                            std::span<const std::byte> body, uint16_t ev, LendTag& lend) {
     SendParts(dst, head, body, ev);
+    lend = kNotLent;
   }
-  // The engine is about to free or reuse `bytes` (a buffer it gave to
-  // SendRetained): whatever still points into it must take its copy now.
-  virtual void Releasing(std::span<const std::byte> bytes) { (void)bytes; }
+  // The engine is about to free or reuse the buffer whose last SendRetained
+  // set `lend` (never kNotLent: nothing to do then, so not called): whatever
+  // still points into it must take its copy now. A tag is the sink's: it can
+  // find the loan without searching (spec-notes/provider.md "Per-packet
+  // cost"); a stale one (the datagram sent since) must be harmless.
+  virtual void Releasing(LendTag lend) { (void)lend; }
   // The same for every buffer given to SendRetained so far (a sender half,
   // with its retained buffers, goes away).
   virtual void ReleasingAll() {}
@@ -496,9 +509,10 @@ class Engine {
   void PumpReleased(TimePoint now);
   void Drop(DropReason reason) { counters_.drops.Count(reason); }
   // `ev`: the entropy value (0: the FEP's own socket).
-  // `retained`: `payload` is a request's SentPacket::ses_and_payload (SendRetained).
+  // `lend` set: `payload` is a request's SentPacket::ses_and_payload and
+  // *lend its SentPacket::lend (SendRetained).
   void Emit(const FabricAddress& to, const PdsHeader& header, std::span<const std::byte> payload,
-            uint16_t ev = 0, bool retained = false);
+            uint16_t ev = 0, LendTag* lend = nullptr);
   // Whether a request from `from` may belong to a PDC whose peer is `peer`.
   bool SamePeer(const FabricAddress& peer, const FabricAddress& from) const {
     return config_.sprayed_source_ports ? peer.ip == from.ip : peer == from;
@@ -693,6 +707,11 @@ class Engine {
   size_t reorder_bytes_ = 0;
 
   std::map<uint16_t, std::unique_ptr<Pdc>> pdcs_;  // by local PDC ID
+  // In front of pdcs_ (FindPdc, FindPdcMutable: ~5 lookups per packet, each a
+  // tree walk): the PDC last found under each value of the ID's low 8 bits.
+  // RemovePdc clears its PDC's entry; a miss asks pdcs_ and refills.
+  mutable std::array<Pdc*, 256> pdc_cache_{};
+  Pdc* LookupPdc(uint16_t local) const;
   std::map<InitiatorKey, PdcId> initiator_by_key_;  // open initiator PDCs only
   std::map<TargetKey, PdcId> target_by_peer_;
   // Half-open target PDCs by local ID, and the same by age (Pdc::serial,

@@ -3,6 +3,7 @@
 // (spec-notes/pds.md "Engine: sender").
 #include <algorithm>
 #include <cassert>
+#include <utility>
 #include <vector>
 
 #include "pds/credit_field.h"
@@ -273,7 +274,7 @@ void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
     if (retx) tx.entropy.OnLost(s.ev);
     s.ev = req.syn ? 0 : tx.entropy.Next();
     s.ev_seq = ++tx.ev_sent[s.ev];
-    Emit(pdc.peer, req, s.ses_and_payload, s.ev, /*retained=*/true);
+    Emit(pdc.peer, req, s.ses_and_payload, s.ev, &s.lend);
   }
   s.sent_at = now;
   pdc.last_activity = now;
@@ -365,7 +366,7 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
     s.used = false;
     // A resend of it may still be queued in the sink (a spurious retransmission
     // and this ACK in one pass): the sink copies it before the pool reuses it.
-    sink_.Releasing(s.ses_and_payload);
+    if (s.lend != kNotLent) sink_.Releasing(std::exchange(s.lend, kNotLent));
     tx_buffers_.Give(std::move(s.ses_and_payload));
   });
   if (sum.outcome == AckOutcome::kInvalid) {

@@ -42,6 +42,7 @@ struct SentPacket {
   NextHeader next_hdr = NextHeader::kNone;
   bool ack_request = false;
   std::vector<std::byte> ses_and_payload;
+  LendTag lend = kNotLent;  // the sink's name for its last loan of ses_and_payload
   TimePoint sent_at{};
   uint32_t bytes = 0;  // on the wire: PDS header + SES header + payload
   bool retransmitted = false;

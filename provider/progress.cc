@@ -6,6 +6,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "provider/cm/cm_message.h"
 
@@ -346,16 +347,18 @@ void Progress::SendOnPath(const FabricAddress& dst, std::span<const std::byte> p
 
 void Progress::SendParts(const FabricAddress& dst, std::span<const std::byte> head,
                          std::span<const std::byte> body, uint16_t ev) {
-  QueueParts(dst, head, body, ev, /*lend=*/false);
+  QueueParts(dst, head, body, ev, /*lend=*/nullptr);
 }
 
 void Progress::SendRetained(const FabricAddress& dst, std::span<const std::byte> head,
-                            std::span<const std::byte> body, uint16_t ev) {
-  QueueParts(dst, head, body, ev, /*lend=*/true);
+                            std::span<const std::byte> body, uint16_t ev,
+                            pds::LendTag& lend) {
+  if (lend != pds::kNotLent) Releasing(std::exchange(lend, pds::kNotLent));
+  QueueParts(dst, head, body, ev, &lend);
 }
 
 void Progress::QueueParts(const FabricAddress& dst, std::span<const std::byte> head,
-                          std::span<const std::byte> body, uint16_t ev, bool lend) {
+                          std::span<const std::byte> body, uint16_t ev, pds::LendTag* lend) {
   ride_.OnQueued(head);  // the PDS header says whether it is data or control
   if (security_) {
     // One datagram sealed from both parts (PacketSecurity's two-span Seal).
@@ -364,14 +367,18 @@ void Progress::QueueParts(const FabricAddress& dst, std::span<const std::byte> h
     return;
   }
   BeforeQueue(ev);
+  PacketIo::Loan loan = PacketIo::kNoLoan;
   if (ev == 0) {
-    if (lend) {
-      io_->QueueLent(dst.ip, dst.port, head, body);
+    if (lend != nullptr) {
+      loan = io_->QueueLent(dst.ip, dst.port, head, body);
     } else {
       io_->QueueParts(dst.ip, dst.port, head, body);
     }
   } else if (!QueueFromEvPort(dst, head, body, ev)) {
-    ev_sockets_.Queue(ev, dst.ip, dst.port, head, body, lend);
+    ev_sockets_.Queue(ev, dst.ip, dst.port, head, body, lend != nullptr ? &loan : nullptr);
+  }
+  if (lend != nullptr) {
+    *lend = loan == PacketIo::kNoLoan ? pds::kNotLent : loan | (pds::LendTag{ev} << 16);
   }
 }
 
@@ -383,9 +390,14 @@ bool Progress::QueueFromEvPort(const FabricAddress& dst, std::span<const std::by
          io_->QueueFromPort(ev_sockets_.port(ev), dst.ip, dst.port, head, body);
 }
 
-void Progress::Releasing(std::span<const std::byte> bytes) {
-  io_->Detach(bytes);
-  ev_sockets_.Detach(bytes);
+void Progress::Releasing(pds::LendTag lend) {
+  const auto ev = static_cast<uint16_t>(lend >> 16);
+  const PacketIo::Loan loan = lend & ~pds::LendTag{0xffff0000u};
+  if (ev == 0) {
+    io_->Detach(loan);
+  } else {
+    ev_sockets_.Detach(ev, loan);
+  }
 }
 
 void Progress::ReleasingAll() {

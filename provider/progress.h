@@ -137,16 +137,19 @@ class Progress final : public pds::PacketSink,
                  std::span<const std::byte> body, uint16_t ev) override;
   // TSS off: the ring points at `body` (PacketIo::QueueLent) until it is sent
   // or the engine releases it (Releasing / ReleasingAll: copied in then).
+  // `lend`: the ring's loan with the EV in bits 16-31 (PacketIo::Loan), so
+  // Releasing goes to the one ring and slot; the buffer's previous loan is
+  // released first (a resend queued while the first send still waits).
   void SendRetained(const FabricAddress& dst, std::span<const std::byte> head,
-                    std::span<const std::byte> body, uint16_t ev) override;
-  // Both: `lend` for SendRetained.
+                    std::span<const std::byte> body, uint16_t ev, pds::LendTag& lend) override;
+  // Both: `lend` set for SendRetained.
   void QueueParts(const FabricAddress& dst, std::span<const std::byte> head,
-                  std::span<const std::byte> body, uint16_t ev, bool lend);
+                  std::span<const std::byte> body, uint16_t ev, pds::LendTag* lend);
   // EV `ev` (1..) through the main PacketIo with the EV's source port
   // (PacketIo::QueueFromPort: AF_XDP); false: the EV's socket sends it.
   bool QueueFromEvPort(const FabricAddress& dst, std::span<const std::byte> head,
                        std::span<const std::byte> body, uint16_t ev);
-  void Releasing(std::span<const std::byte> bytes) override;
+  void Releasing(pds::LendTag lend) override;
   void ReleasingAll() override;
   // The bytes to put on the wire for `packet`: sealed when TSS is on; nothing
   // when sealing refused (counter exhausted: out_invoke_fail, PDS sees a loss).

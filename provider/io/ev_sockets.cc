@@ -84,26 +84,28 @@ bool EvSockets::Queue(uint16_t ev, const IpAddress& ip, uint16_t port,
 
 bool EvSockets::Queue(uint16_t ev, const IpAddress& ip, uint16_t port,
                       std::span<const std::byte> head, std::span<const std::byte> body,
-                      bool lend) {
+                      PacketIo::Loan* loan) {
+  if (loan != nullptr) *loan = PacketIo::kNoLoan;
   if (ev == 0 || ev > evs_.size()) {
     ++stats_.send_errors;
     return false;
   }
   Ev& e = evs_[ev - 1];
   if (!e.tx->Enqueue(family_, max_datagram_, ip, port, head, body,
-                     [&] { SendQueued(e.fd, *e.tx, &e.gso, &stats_); }, lend)) {
+                     [&] { SendQueued(e.fd, *e.tx, &e.gso, &stats_); }, loan)) {
     ++stats_.send_errors;
     return false;
   }
   return true;
 }
 
-void EvSockets::Detach(std::span<const std::byte> bytes) {
-  for (Ev& e : evs_) e.tx->Detach(bytes);
+void EvSockets::Detach(uint16_t ev, PacketIo::Loan loan) {
+  if (ev == 0 || ev > evs_.size()) return;
+  evs_[ev - 1].tx->Detach(loan);
 }
 
 void EvSockets::DetachAll() {
-  for (Ev& e : evs_) e.tx->Detach({}, /*all=*/true);
+  for (Ev& e : evs_) e.tx->DetachAll();
 }
 
 size_t EvSockets::Flush() {

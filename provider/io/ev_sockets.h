@@ -63,11 +63,13 @@ class EvSockets {
   // Queues one datagram on EV `ev`'s socket (sent by the next Flush, or now
   // when the ring fills); false if refused (see the error policy).
   bool Queue(uint16_t ev, const IpAddress& ip, uint16_t port, std::span<const std::byte> bytes);
-  // The same in two parts, `head` then `body` (PacketIo::QueueParts).
+  // The same in two parts, `head` then `body` (PacketIo::QueueParts); with
+  // `loan` set, the body is lent and *loan names it (PacketIo::QueueLent).
   bool Queue(uint16_t ev, const IpAddress& ip, uint16_t port, std::span<const std::byte> head,
-             std::span<const std::byte> body, bool lend = false);
-  // PacketIo::Detach / DetachAll for every EV's ring (`lend` above: QueueLent).
-  void Detach(std::span<const std::byte> bytes);
+             std::span<const std::byte> body, PacketIo::Loan* loan = nullptr);
+  // PacketIo::Detach for EV `ev`'s ring (one slot looked at), DetachAll for
+  // every EV's.
+  void Detach(uint16_t ev, PacketIo::Loan loan);
   void DetachAll();
   // Sends what every EV has queued; returns the datagrams the kernel took.
   size_t Flush();

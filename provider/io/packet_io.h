@@ -136,13 +136,19 @@ class PacketIo {
   // scratch buffer, then Queue.
   virtual void QueueParts(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
                           std::span<const std::byte> body);
+  // A lent body's name (io_internal::TxRing::Loan: bits 16-31 are zero, for
+  // the caller); kNoLoan: nothing lent.
+  using Loan = uint64_t;
+  static constexpr Loan kNoLoan = 0;
   // QueueParts without copying `body`: the send slot points at it, so the
   // caller keeps it valid and unchanged until Flush sent it or Detach /
-  // DetachAll copied it in (pds::PacketSink::SendRetained). Default (io_uring,
-  // whose round may stay in flight after Flush; impairment): QueueParts.
-  virtual void QueueLent(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
+  // DetachAll copied it in (pds::PacketSink::SendRetained). Returns the
+  // loan's name for Detach. Default (io_uring, whose round may stay in flight
+  // after Flush; impairment): QueueParts, kNoLoan.
+  virtual Loan QueueLent(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
                          std::span<const std::byte> body) {
     QueueParts(dst, port, head, body);
+    return kNoLoan;
   }
   // Queues the datagram with UDP source port `src_port` instead of
   // local_port(): an entropy value's port (ev_sockets.h), for a backend that
@@ -153,10 +159,11 @@ class PacketIo {
     (void)src_port, (void)dst, (void)port, (void)head, (void)body;
     return false;
   }
-  // Copies into their slots the lent bodies of queued datagrams that lie
-  // within `bytes` (DetachAll: every one), before the caller frees or reuses
-  // them. Default: nothing is ever lent.
-  virtual void Detach(std::span<const std::byte> bytes) { (void)bytes; }
+  // Copies the lent body that `loan` names into its slot if it is still
+  // queued (DetachAll: every lent body), before the caller frees or reuses
+  // it. O(1): one slot looked at. A stale loan (sent since) does nothing.
+  // Default: nothing is ever lent.
+  virtual void Detach(Loan loan) { (void)loan; }
   virtual void DetachAll() {}
   // Hands everything queued to the kernel (EAGAIN: keeps the rest queued and
   // returns). Returns datagrams sent by this call.

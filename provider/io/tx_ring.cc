@@ -10,7 +10,7 @@ namespace uet::prov::io_internal {
 
 size_t TxRing::Bytes(size_t batch, size_t max_datagram) {
   return batch * (max_datagram + 2 * sizeof(iovec) + sizeof(SockAddr) + sizeof(socklen_t) +
-                  sizeof(mmsghdr) + sizeof(uint16_t) + sizeof(SegmentCmsg));
+                  sizeof(mmsghdr) + sizeof(uint16_t) + sizeof(SegmentCmsg) + sizeof(uint32_t));
 }
 
 TxRing::TxRing(size_t batch, size_t max_datagram)
@@ -21,7 +21,8 @@ TxRing::TxRing(size_t batch, size_t max_datagram)
       addr_len_(batch),
       msgs_(batch),
       msg_datagrams_(batch),
-      cmsg_(batch) {
+      cmsg_(batch),
+      loan_serial_(batch, 0) {
   for (size_t i = 0; i < batch; ++i) {
     own(i) = iovec{buf_.get() + i * max_datagram, 0};
     body(i) = iovec{nullptr, 0};
@@ -49,33 +50,46 @@ bool TxRing::Push(int family, const IpAddress& dst, uint16_t port,
 }
 
 bool TxRing::PushLent(int family, const IpAddress& dst, uint16_t port,
-                      std::span<const std::byte> head, std::span<const std::byte> body) {
+                      std::span<const std::byte> head, std::span<const std::byte> body,
+                      Loan* loan) {
   // The header into the slot as Push does, then the slot's second iovec at
   // the body.
+  *loan = kNoLoan;
   if (!Push(family, dst, port, head, {})) return false;
   if (body.empty()) return true;
   const size_t slot = (head_ + count_ - 1) % batch_;
   // The kernel only reads through it.
   this->body(slot) = iovec{const_cast<std::byte*>(body.data()), body.size()};
   ++lent_;
+  if (++serial_ == 0) serial_ = 1;
+  loan_serial_[slot] = serial_;
+  *loan = (Loan{serial_} << 32) | slot;
   return true;
 }
 
-void TxRing::Detach(std::span<const std::byte> bytes, bool all) {
-  if (lent_ == 0) return;
-  const auto lo = reinterpret_cast<uintptr_t>(bytes.data());
-  const uintptr_t hi = lo + bytes.size();
+void TxRing::CopyIn(size_t slot) {
+  iovec& b = body(slot);
+  iovec& o = own(slot);
+  std::memcpy(static_cast<std::byte*>(o.iov_base) + o.iov_len, b.iov_base, b.iov_len);
+  o.iov_len += b.iov_len;
+  b = iovec{nullptr, 0};
+  loan_serial_[slot] = 0;
+  --lent_;
+}
+
+void TxRing::Detach(Loan loan) {
+  const auto serial = static_cast<uint32_t>(loan >> 32);
+  const auto slot = static_cast<size_t>(loan & 0xffffu);
+  if (serial == 0 || slot >= batch_) return;
+  ++detach_slots_examined_;
+  // Only a queued slot keeps a serial: Consume clears it with the loan.
+  if (loan_serial_[slot] == serial) CopyIn(slot);
+}
+
+void TxRing::DetachAll() {
   for (size_t i = 0; i < count_ && lent_ > 0; ++i) {
     const size_t slot = (head_ + i) % batch_;
-    iovec& b = body(slot);
-    if (b.iov_len == 0) continue;
-    const auto at = reinterpret_cast<uintptr_t>(b.iov_base);
-    if (!all && (at < lo || at + b.iov_len > hi)) continue;
-    iovec& o = own(slot);
-    std::memcpy(static_cast<std::byte*>(o.iov_base) + o.iov_len, b.iov_base, b.iov_len);
-    o.iov_len += b.iov_len;
-    b = iovec{nullptr, 0};
-    --lent_;
+    if (loan_serial_[slot] != 0) CopyIn(slot);
   }
 }
 
@@ -130,9 +144,10 @@ size_t TxRing::Build(bool gso) {
 
 void TxRing::Consume(size_t n) {
   for (size_t i = 0; i < n && lent_ > 0; ++i) {
-    iovec& b = body((head_ + i) % batch_);
-    if (b.iov_len == 0) continue;
-    b = iovec{nullptr, 0};
+    const size_t slot = (head_ + i) % batch_;
+    if (loan_serial_[slot] == 0) continue;
+    body(slot) = iovec{nullptr, 0};
+    loan_serial_[slot] = 0;
     --lent_;
   }
   count_ -= n;

@@ -20,6 +20,14 @@
 //    (PushLent: bytes the caller keeps valid until the slot is consumed or
 //    Detach copies them into the slot). A GSO message's msg_iov spans both
 //    iovecs of each of its slots; the kernel joins them.
+//  - A loan is named by a Loan tag: its slot and the ring's lend serial at
+//    PushLent, which the slot keeps while its body is lent (0 otherwise). So
+//    Detach(tag) looks at that one slot: O(1) per release, whatever is queued
+//    (it was a scan of the queued slots per release, ~17 rings x up to 64
+//    slots per ACKed packet: spec-notes/provider.md "Per-packet cost"). A
+//    stale tag (the slot sent, consumed, reused) finds another serial and
+//    does nothing; after 2^32 loans a serial may repeat, and a tag that then
+//    matches only copies some other body in early (harmless).
 //
 // Error policy: Push refuses (returns false) a destination the socket's family
 // cannot reach; sizes are checked by the caller. The constructor may throw
@@ -60,32 +68,45 @@ class TxRing {
   // `family` cannot reach dst.
   bool Push(int family, const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
             std::span<const std::byte> body);
+  // A lent body's name (see Design): the serial in bits 32-63, the slot in
+  // bits 0-15 (batch <= PacketIo::kMaxBatch), bits 16-31 zero (Progress puts
+  // the EV there). kNoLoan: nothing lent.
+  using Loan = uint64_t;
+  static constexpr Loan kNoLoan = 0;
   // The same, but only `head` is copied: the slot points at `body`, which the
   // caller keeps valid and unchanged until the slot is consumed (sent or
-  // dropped) or Detach copies it in.
+  // dropped) or Detach copies it in. *loan: the loan's tag (kNoLoan when
+  // body is empty).
   bool PushLent(int family, const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
-                std::span<const std::byte> body);
-  // Copies into their slots the lent bodies of queued datagrams that lie within
-  // `bytes` (every lent body when `all`): afterwards nothing queued points there.
-  void Detach(std::span<const std::byte> bytes, bool all = false);
+                std::span<const std::byte> body, Loan* loan);
+  // Copies the body that `loan` names into its slot if it is still queued and
+  // lent; afterwards nothing queued points at it. Looks at one slot.
+  void Detach(Loan loan);
+  // The same for every lent body.
+  void DetachAll();
   // Queued datagrams whose body is lent.
   size_t lent() const { return lent_; }
+  // Slots Detach(loan) has looked at, over the ring's life (a guard: one per
+  // call).
+  uint64_t detach_slots_examined() const { return detach_slots_examined_; }
 
   // PacketIo::Queue's policy, the same for every backend: a datagram over
   // max_datagram, or one that still finds the ring full after `flush`, or an
   // unreachable destination is refused (false: the caller counts a send
   // error); a push that fills the ring flushes at once.
-  // `lend`: PushLent, else Push.
+  // `loan` set: PushLent (the tag goes there), else Push.
   template <typename Flush>
   bool Enqueue(int family, size_t max_datagram, const IpAddress& dst, uint16_t port,
                std::span<const std::byte> head, std::span<const std::byte> body,
-               Flush&& flush, bool lend = false) {
+               Flush&& flush, Loan* loan = nullptr) {
+    if (loan != nullptr) *loan = kNoLoan;
     if (head.size() + body.size() > max_datagram) return false;
     if (full()) {
       flush();
       if (full()) return false;  // EAGAIN left the ring full
     }
-    if (!(lend ? PushLent(family, dst, port, head, body) : Push(family, dst, port, head, body))) {
+    if (!(loan != nullptr ? PushLent(family, dst, port, head, body, loan)
+                          : Push(family, dst, port, head, body))) {
       return false;
     }
     if (full()) flush();
@@ -115,6 +136,8 @@ class TxRing {
   size_t Length(size_t slot) const { return iov_[2 * slot].iov_len + iov_[2 * slot + 1].iov_len; }
   // Fills the tail slot's address; false if `family` cannot reach dst.
   bool Address(int family, const IpAddress& dst, uint16_t port, size_t slot);
+  // Copies slot's lent body into the slot and ends the loan.
+  void CopyIn(size_t slot);
 
   size_t batch_;
   std::unique_ptr<std::byte[]> buf_;  // batch_ * max_datagram_
@@ -124,9 +147,12 @@ class TxRing {
   std::vector<mmsghdr> msgs_;
   std::vector<uint16_t> msg_datagrams_;
   std::vector<SegmentCmsg> cmsg_;
+  std::vector<uint32_t> loan_serial_;  // per slot: the serial of its lent body, 0 if none
   size_t head_ = 0;
   size_t count_ = 0;
   size_t lent_ = 0;
+  uint32_t serial_ = 0;  // loans so far (0 skipped on wrap)
+  uint64_t detach_slots_examined_ = 0;
 };
 
 }  // namespace uet::prov::io_internal

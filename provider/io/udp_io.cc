@@ -67,16 +67,18 @@ void UdpIo::QueueParts(const IpAddress& dst, uint16_t port, std::span<const std:
   }
 }
 
-void UdpIo::QueueLent(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
-                      std::span<const std::byte> body) {
-  if (!tx_->Enqueue(family_, max_datagram_, dst, port, head, body, [this] { Flush(); },
-                    /*lend=*/true)) {
+PacketIo::Loan UdpIo::QueueLent(const IpAddress& dst, uint16_t port,
+                                std::span<const std::byte> head, std::span<const std::byte> body) {
+  Loan loan = kNoLoan;
+  if (!tx_->Enqueue(family_, max_datagram_, dst, port, head, body, [this] { Flush(); }, &loan)) {
     ++stats_.send_errors;
+    return kNoLoan;
   }
+  return loan;
 }
 
-void UdpIo::Detach(std::span<const std::byte> bytes) { tx_->Detach(bytes); }
-void UdpIo::DetachAll() { tx_->Detach({}, /*all=*/true); }
+void UdpIo::Detach(Loan loan) { tx_->Detach(loan); }
+void UdpIo::DetachAll() { tx_->DetachAll(); }
 
 size_t UdpIo::Flush() { return io_internal::SendQueued(fd_, *tx_, &gso_, &stats_); }
 

@@ -110,9 +110,9 @@ class UdpIo final : public PacketIo {
                   std::span<const std::byte> body) override;
   // sendmmsg reads lent bodies before it returns: nothing stays lent past
   // the Flush that sends it (EAGAIN leaves it queued, still lent).
-  void QueueLent(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
+  Loan QueueLent(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
                  std::span<const std::byte> body) override;
-  void Detach(std::span<const std::byte> bytes) override;
+  void Detach(Loan loan) override;
   void DetachAll() override;
   // sendmmsg of everything queued (retries EINTR; EAGAIN: keeps the rest queued,
   // returns). Returns datagrams sent by this call.

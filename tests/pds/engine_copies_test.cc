@@ -133,6 +133,37 @@ TEST_F(EngineTest, ABufferFreedBeforeTheFlushIsReleasedToTheSinkFirst) {
   sink_a_.Flush();  // the resend of X goes out as queued; Y as lent
 }
 
+// Given a lending sink that has not flushed X's first send when X's RTO
+// resend is queued (X lent twice at once), expect the engine to hand the
+// first loan's tag to the resend's SendRetained (the sink releases it there)
+// and the resend's to Releasing at the ACK: when the pool reuses X's buffer
+// before the flush, neither queued copy points at it.
+TEST_F(EngineTest, ABufferLentTwiceBeforeTheFlushIsReleasedBothTimes) {
+  Build();
+  Establish();
+  sink_a_.lend = true;
+  std::vector<std::byte> buf = Built(A(), Payload(2, 4000));
+  const std::byte* at = buf.data();
+  ASSERT_TRUE(A().Submit(now_, Req(2), std::move(buf)).ok());
+  Sent first = TakeOneA();  // queued, lent, not flushed (EAGAIN, say)
+  RunTimersAt(A().NextDeadline());  // RTO: the resend is queued too
+  std::vector<Sent> retx = TakeA();
+  ASSERT_EQ(retx.size(), 1u);
+  ASSERT_EQ(retx[0].body_at, at);
+  EXPECT_EQ(sink_a_.Undetached(), 1u) << "the first loan was released when the resend came";
+  const uint64_t released = sink_a_.releasing;
+  Deliver(first);
+  DeliverAll(TakeB());  // X acked: its buffer goes back to the pool
+  EXPECT_EQ(del_a_.CompletedTokens().back(), 2u);
+  EXPECT_EQ(sink_a_.releasing, released + 1);
+  EXPECT_EQ(sink_a_.Undetached(), 0u);
+  std::vector<std::byte> next = Built(A(), Payload(3, 4000));
+  EXPECT_EQ(next.data(), at);
+  ASSERT_TRUE(A().Submit(now_, Req(3), std::move(next)).ok());
+  TakeA();
+  sink_a_.Flush();  // both copies of X carry X's bytes
+}
+
 // Given a lending sink and a resend waiting in it when the PDC fails (retry
 // limit), expect the sink told to release everything before the PDC's
 // buffers are freed: nothing left pointing at them.

@@ -204,20 +204,23 @@ class CaptureSink : public PacketSink {
   // with a snapshot of its bytes, until Releasing / ReleasingAll "copies it
   // in" (detaches it) or Flush "sends" it. Flush fails the test when a body
   // still pointed at changed since it was queued: the engine reused or freed a
-  // buffer without releasing it first.
+  // buffer without releasing it first. Its tags: index in `lent` + 1, plus a
+  // flush count in the high bits, so that a tag from before a Flush is stale.
   void SendRetained(const FabricAddress& dst, std::span<const std::byte> head,
-                    std::span<const std::byte> body, uint16_t ev) override {
+                    std::span<const std::byte> body, uint16_t ev, pds::LendTag& tag) override {
     SendParts(dst, head, body, ev);
-    if (lend) lent.push_back(Lent{body, Bytes(body.begin(), body.end())});
+    if (tag != pds::kNotLent) Releasing(std::exchange(tag, pds::kNotLent));
+    if (!lend) return;
+    lent.push_back(Lent{body, Bytes(body.begin(), body.end())});
+    tag = (flushes << 32) | lent.size();
   }
-  void Releasing(std::span<const std::byte> bytes) override {
+  void Releasing(pds::LendTag tag) override {
     ++releasing;
-    for (Lent& l : lent) {
-      if (!l.body.empty() && std::less_equal<>()(bytes.data(), l.body.data()) &&
-          std::less_equal<>()(l.body.data() + l.body.size(), bytes.data() + bytes.size())) {
-        l.body = {};  // detached: the snapshot is what goes out
-      }
-    }
+    EXPECT_NE(tag, pds::kNotLent);
+    if ((tag >> 32) != flushes) return;  // sent since: nothing points there
+    const size_t i = static_cast<size_t>(tag & 0xffffffffu) - 1;
+    ASSERT_LT(i, lent.size());
+    lent[i].body = {};  // detached: the snapshot is what goes out
   }
   void ReleasingAll() override {
     ++releasing_all;
@@ -236,6 +239,7 @@ class CaptureSink : public PacketSink {
           << "a lent body changed before the flush: reused without Releasing";
     }
     lent.clear();
+    ++flushes;
   }
 
   std::vector<Sent> Take() { return std::exchange(sent, {}); }
@@ -246,6 +250,7 @@ class CaptureSink : public PacketSink {
   };
   bool lend = false;
   std::vector<Lent> lent;
+  uint64_t flushes = 0;
   uint64_t releasing = 0;
   uint64_t releasing_all = 0;
   std::vector<Sent> sent;  // not taken yet

@@ -375,25 +375,30 @@ TEST_P(PacketIoTest, QueuePartsSendsTheJoinedDatagram) {
   EXPECT_TRUE(test::Quiet(*b));
 }
 
-// Given bodies queued lent (QueueLent), expect Detach to copy into the slot a
-// body the caller is about to reuse (the datagram then carries the bytes of
-// queue time), DetachAll every other one, and, on the mmsg backend, a body
-// neither detached nor sent to be read at Flush, not at Queue (it is lent, not
-// copied). The io_uring backend copies at once (QueueParts).
+// Given bodies queued lent (QueueLent), expect Detach of a body's loan to copy
+// it into its slot when the caller is about to reuse it (the datagram then
+// carries the bytes of queue time), DetachAll every other one, and, on the
+// mmsg backend, a body neither detached nor sent to be read at Flush, not at
+// Queue (it is lent, not copied); a loan from before a Flush is stale and
+// Detach of it does nothing. The io_uring backend copies at once (QueueParts,
+// no loan).
 TEST_P(PacketIoTest, QueueLentPointsAtTheBodyUntilDetached) {
   auto a = OpenOn(kLo4);
   auto b = OpenOn(kLo4);
   ASSERT_TRUE(a && b);
+  const bool lends = GetParam() == IoBackend::kMmsg;
   const std::vector<std::byte> head = Pattern(1, 12);
   std::vector<std::byte> reused = Pattern(2, 4096), freed = Pattern(3, 4096),
                          kept = Pattern(4, 4096);
   const std::vector<std::byte> reused_then = reused, freed_then = freed;
-  a->QueueLent(kLo4, b->local_port(), head, reused);
+  const PacketIo::Loan reused_loan = a->QueueLent(kLo4, b->local_port(), head, reused);
   a->QueueLent(kLo4, b->local_port(), head, freed);
-  a->QueueLent(kLo4, b->local_port(), head, kept);
-  a->Detach(reused);
+  const PacketIo::Loan kept_loan = a->QueueLent(kLo4, b->local_port(), head, kept);
+  EXPECT_EQ(reused_loan != PacketIo::kNoLoan, lends);
+  EXPECT_EQ(kept_loan != PacketIo::kNoLoan, lends);
+  a->Detach(reused_loan);
   reused.assign(reused.size(), std::byte{0xAA});  // the pool hands it to a new packet
-  a->Detach(std::span(kept).subspan(0, 100));      // does not hold `kept`: stays lent
+  a->Detach(reused_loan);                          // again: nothing lent there now
   kept.assign(kept.size(), std::byte{0xBB});
   a->QueueLent(kLo4, b->local_port(), head, kept);
   a->DetachAll();
@@ -421,11 +426,23 @@ TEST_P(PacketIoTest, QueueLentPointsAtTheBodyUntilDetached) {
   // three, six iovecs), and a shorter one ending it.
   std::vector<std::vector<std::byte>> bodies{Pattern(5, 4096), Pattern(6, 4096),
                                              Pattern(7, 4096), Pattern(8, 700)};
-  for (const auto& body : bodies) a->QueueLent(kLo4, b->local_port(), head, body);
+  std::vector<PacketIo::Loan> loans;
+  for (const auto& body : bodies) loans.push_back(a->QueueLent(kLo4, b->local_port(), head, body));
   EXPECT_EQ(a->Flush(), 4u);
   const auto sent = Receive(*b, 4);
   ASSERT_EQ(sent.size(), 4u);
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(sent[i].bytes, joined(bodies[i])) << i;
+
+  // Stale loans (sent): Detach does nothing, even when a new loan took the
+  // same slot, whose body stays lent (read at the Flush).
+  std::vector<std::byte> later = Pattern(9, 4096);
+  a->QueueLent(kLo4, b->local_port(), head, later);
+  for (PacketIo::Loan l : loans) a->Detach(l);
+  later.assign(later.size(), std::byte{0xEE});
+  EXPECT_EQ(a->Flush(), 1u);
+  const auto last = Receive(*b, 1);
+  ASSERT_EQ(last.size(), 1u);
+  EXPECT_EQ(last[0].bytes, joined(lends ? later : Pattern(9, 4096)));
   EXPECT_TRUE(test::Quiet(*b));
 }
 
