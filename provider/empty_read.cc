@@ -3,7 +3,6 @@
 
 #include <poll.h>
 #include <sched.h>
-#include <time.h>
 
 #include <algorithm>
 #include <array>
@@ -12,12 +11,6 @@
 
 namespace uet::prov {
 namespace {
-
-int64_t MonotonicNowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
 
 // Sockets one block watches: a CQ or counter bound to more endpoints wakes on
 // the first kMaxFds (the block is bounded by FI_UET_BLOCK_US either way).
@@ -28,7 +21,7 @@ constexpr size_t kMaxFds = 16;
 SpinThenBlock::Action AfterRead(Domain& d, std::span<Endpoint* const> eps, bool got,
                                 size_t received, std::unique_lock<std::mutex>& lock) {
   using Action = SpinThenBlock::Action;
-  const int64_t now = MonotonicNowNs();
+  const int64_t now = MonotonicNs();
   if (got || received > 0) {
     d.spin.Busy(now);
     return Action::kSpin;
@@ -39,7 +32,7 @@ SpinThenBlock::Action AfterRead(Domain& d, std::span<Endpoint* const> eps, bool 
     lock.unlock();
     sched_yield();
     lock.lock();
-    d.spin.Yielded(now, MonotonicNowNs());
+    d.spin.Yielded(now, MonotonicNs());
     return action;
   }
   std::array<pollfd, kMaxFds> fds{};
@@ -62,7 +55,7 @@ SpinThenBlock::Action AfterRead(Domain& d, std::span<Endpoint* const> eps, bool 
   lock.unlock();
   ppoll(fds.data(), n, &timeout, nullptr);
   lock.lock();
-  d.spin.Blocked(MonotonicNowNs());
+  d.spin.Blocked(MonotonicNs());
   return action;
 }
 

@@ -18,13 +18,14 @@
 #include "provider/uet_prov.h"
 
 namespace uet::prov {
-namespace {
 
 int64_t MonotonicNs() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
+
+namespace {
 
 // Sleeps up to `ms` or until the wake eventfd is written.
 void SleepOnWakeFd(Domain* d, int ms) {

@@ -175,6 +175,8 @@ PayloadChoice PayloadFor(const IpAddress& bound);
 // True while a blocking wait that began at `start` should spin instead of
 // sleeping (FI_UET_BUSY_POLL_US).
 bool BusyPolling(std::chrono::steady_clock::time_point start);
+// CLOCK_MONOTONIC in ns (the clock of Progress::Now and Domain::app_progress_ns).
+int64_t MonotonicNs();
 // The I/O configuration for a socket bound to addr:port, from the parameters.
 // Errors (unknown FI_UET_IO_BACKEND, impairment rates out of range) name the
 // variable; the caller logs them and fails with -FI_EINVAL.

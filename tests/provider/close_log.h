@@ -1,6 +1,7 @@
 // The counters an endpoint logs when it closes (FI_LOG_LEVEL=info,
 // provider/progress.cc: "endpoint port P PDS: name=value ..." and the SES,
-// I/O and half-open lines), read back by tests that capture stderr.
+// I/O and half-open lines) and every CQ (its empty reads), read back by tests
+// that capture stderr.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,27 @@ inline uint64_t SumCounter(const std::string& log, const std::string& name) {
     sum += std::stoull((*it)[1]);
   }
   return sum;
+}
+
+// What every CQ logs at close about its empty reads (provider/uet_cq.cc):
+// summed over the CQs of `log`.
+struct CqEmptyReads {
+  uint64_t cqs = 0, idle = 0, busy = 0, yields = 0, blocks = 0;
+};
+inline CqEmptyReads SumCqEmptyReads(const std::string& log) {
+  CqEmptyReads c;
+  const std::regex re(
+      "fi_close\\(cq\\): ([0-9]+) empty reads received nothing, ([0-9]+) received datagrams; "
+      "([0-9]+) yielded the CPU, ([0-9]+) blocked on the sockets");
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator();
+       ++it) {
+    ++c.cqs;
+    c.idle += std::stoull((*it)[1]);
+    c.busy += std::stoull((*it)[2]);
+    c.yields += std::stoull((*it)[3]);
+    c.blocks += std::stoull((*it)[4]);
+  }
+  return c;
 }
 
 }  // namespace uet::fitest

@@ -13,30 +13,13 @@
 #include <string>
 #include <thread>
 
+#include "tests/provider/close_log.h"
 #include "tests/provider/params_harness.h"
 #include "tests/provider/rdm_harness.h"
 
 namespace uet::fitest::cq_wait {
 
-struct WaitCounts {
-  uint64_t cqs = 0, idle = 0, busy = 0, yields = 0, blocks = 0;
-};
-
-inline WaitCounts ParseCq(const std::string& log) {
-  WaitCounts c;
-  const std::regex re(
-      "fi_close\\(cq\\): ([0-9]+) empty reads received nothing, ([0-9]+) received datagrams; "
-      "([0-9]+) yielded the CPU, ([0-9]+) blocked on the sockets");
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator();
-       ++it) {
-    ++c.cqs;
-    c.idle += std::stoull((*it)[1]);
-    c.busy += std::stoull((*it)[2]);
-    c.yields += std::stoull((*it)[3]);
-    c.blocks += std::stoull((*it)[4]);
-  }
-  return c;
-}
+using WaitCounts = CqEmptyReads;
 
 // FI_UET_SPIN_US, FI_UET_BLOCK_US and FI_UET_YIELD for the case (set before
 // the provider reads its parameters, at the first fi_getinfo in SetUp).
@@ -57,8 +40,19 @@ class CqWait : public RdmApi {
     a_.Close();
     b_.Close();
     const std::string log = testing::internal::GetCapturedStderr();
-    const WaitCounts c = ParseCq(log);
+    const WaitCounts c = SumCqEmptyReads(log);
     EXPECT_EQ(c.cqs, 4u) << log;  // two CQs per endpoint
+    return c;
+  }
+  // `n` reads of A's transmit CQ with nothing to find; then the counts.
+  WaitCounts IdleReads(uint64_t n) {
+    fi_cq_tagged_entry e{};
+    for (uint64_t i = 0; i < n; ++i) {
+      EXPECT_EQ(fi_cq_read(a_.ep.tx.cq, &e, 1), -FI_EAGAIN);
+    }
+    const WaitCounts c = CloseAndCount();
+    EXPECT_EQ(c.idle, n);
+    EXPECT_EQ(c.busy, 0u);
     return c;
   }
 };
@@ -79,13 +73,7 @@ using CqWaitAtOnce = CqWait<k0, kOneSecond>;
 // counted.
 TEST_F(CqWaitSpin10, EmptyReadsBlockOnTheSocketsOnceTheSpinBudgetIsSpent) {
   constexpr uint64_t kReads = 300;
-  fi_cq_tagged_entry e{};
-  for (uint64_t i = 0; i < kReads; ++i) {
-    ASSERT_EQ(fi_cq_read(a_.ep.tx.cq, &e, 1), -FI_EAGAIN);
-  }
-  const WaitCounts c = CloseAndCount();
-  EXPECT_EQ(c.idle, kReads);
-  EXPECT_EQ(c.busy, 0u);
+  const WaitCounts c = IdleReads(kReads);
   // Reads spin while the first wait is younger than 10 us (a few); every
   // wait after the first starts with a budget of at most 5 us, and so on.
   EXPECT_GE(c.blocks, kReads - 100);
@@ -99,12 +87,7 @@ TEST_F(CqWaitSpin10, EmptyReadsBlockOnTheSocketsOnceTheSpinBudgetIsSpent) {
 // counted once, and at least the first one past the budget yields.
 TEST_F(CqWaitSpin10Yield, PastTheBudgetReadsYieldWhileYieldsAreFast) {
   constexpr uint64_t kReads = 300;
-  fi_cq_tagged_entry e{};
-  for (uint64_t i = 0; i < kReads; ++i) {
-    ASSERT_EQ(fi_cq_read(a_.ep.tx.cq, &e, 1), -FI_EAGAIN);
-  }
-  const WaitCounts c = CloseAndCount();
-  EXPECT_EQ(c.idle, kReads);
+  const WaitCounts c = IdleReads(kReads);
   EXPECT_GE(c.yields, 1u);
   EXPECT_GE(c.yields + c.blocks, kReads - 100);
   EXPECT_LE(c.yields + c.blocks, kReads);
@@ -113,12 +96,7 @@ TEST_F(CqWaitSpin10Yield, PastTheBudgetReadsYieldWhileYieldsAreFast) {
 // FI_UET_SPIN_US=-1: never block (the application asked to spin).
 TEST_F(CqWaitNever, ANegativeSpinNeverBlocks) {
   constexpr uint64_t kReads = 2000;
-  fi_cq_tagged_entry e{};
-  for (uint64_t i = 0; i < kReads; ++i) {
-    ASSERT_EQ(fi_cq_read(a_.ep.tx.cq, &e, 1), -FI_EAGAIN);
-  }
-  const WaitCounts c = CloseAndCount();
-  EXPECT_EQ(c.idle, kReads);
+  const WaitCounts c = IdleReads(kReads);
   EXPECT_EQ(c.blocks, 0u);
   EXPECT_EQ(c.yields, 0u);
 }

@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/provider/close_log.h"
 #include "tests/provider/params_harness.h"
 #include "tests/provider/rdm_harness.h"
 
@@ -38,7 +39,7 @@ constexpr int kMessages = 8;  // of 1 MiB
 
 struct RxCounts {
   uint64_t endpoints = 0, calls = 0, empty = 0, other_thread = 0, received = 0;
-  uint64_t cqs = 0, idle = 0, busy = 0, yields = 0, blocks = 0;
+  CqEmptyReads cq;  // summed over the CQs
 };
 
 RxCounts Parse(const std::string& log) {
@@ -54,17 +55,7 @@ RxCounts Parse(const std::string& log) {
     c.empty += std::stoull((*it)[3]);
     c.other_thread += std::stoull((*it)[4]);
   }
-  const std::regex cq(
-      "fi_close\\(cq\\): ([0-9]+) empty reads received nothing, ([0-9]+) received datagrams; "
-      "([0-9]+) yielded the CPU, ([0-9]+) blocked on the sockets");
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), cq); it != std::sregex_iterator();
-       ++it) {
-    ++c.cqs;
-    c.idle += std::stoull((*it)[1]);
-    c.busy += std::stoull((*it)[2]);
-    c.yields += std::stoull((*it)[3]);
-    c.blocks += std::stoull((*it)[4]);
-  }
+  c.cq = SumCqEmptyReads(log);
   return c;
 }
 
@@ -119,10 +110,10 @@ class RxSyscalls : public RdmApi {
     RxCounts c = Parse(log);
     std::cout << "rx: endpoints " << c.endpoints << " received " << c.received << " calls "
               << c.calls << " empty " << c.empty << " other-thread " << c.other_thread
-              << "; cq empty reads idle " << c.idle << " busy " << c.busy << " yielded "
-              << c.yields << " blocked " << c.blocks << "\n";
+              << "; cq empty reads idle " << c.cq.idle << " busy " << c.cq.busy << " yielded "
+              << c.cq.yields << " blocked " << c.cq.blocks << "\n";
     EXPECT_EQ(c.endpoints, 2u) << log;
-    EXPECT_EQ(c.cqs, 4u) << log;
+    EXPECT_EQ(c.cq.cqs, 4u) << log;
     return c;
   }
 };
@@ -136,9 +127,9 @@ TEST_F(RxSyscalls, BulkReadsThatReceiveDoNotYield) {
   Bulk();  // FI_UET_IDLE_PROGRESS_MS=0: only these reads receive
   const RxCounts c = CloseAndCount();
   const uint64_t mib = kMessages;
-  EXPECT_EQ(c.idle + c.busy, eagain_reads_) << "every empty read is counted once";
-  EXPECT_GT(c.busy, eagain_reads_ / 2) << "most empty reads of a bulk transfer received";
-  EXPECT_LE(c.yields + c.blocks, c.idle) << "only a read whose pass received nothing waits";
+  EXPECT_EQ(c.cq.idle + c.cq.busy, eagain_reads_) << "every empty read is counted once";
+  EXPECT_GT(c.cq.busy, eagain_reads_ / 2) << "most empty reads of a bulk transfer received";
+  EXPECT_LE(c.cq.yields + c.cq.blocks, c.cq.idle) << "only a pass that received nothing waits";
   // 128 (8 KiB payloads) to ~800 (1324 B) data packets per MiB arrive, plus
   // ACKs; receive calls batch them (recvmmsg, GRO), one call per pass.
   EXPECT_GE(c.received, 128 * mib);
