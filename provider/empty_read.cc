@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdint>
 
 #include "provider/progress.h"
 
@@ -17,37 +16,18 @@ namespace {
 // the first kMaxFds (the block is bounded by FI_UET_BLOCK_US either way).
 constexpr size_t kMaxFds = 16;
 
-// A thread that reads the CQs of several domains in turn (one thread driving
-// two endpoints of different domains, as the provider's own test harness
-// does) waits for all of them: blocking on one domain's sockets would stall
-// the others' progress until the block ends. Such a thread yields instead of
-// blocking for 50 us after each switch of domain.
-struct ThreadReads {
-  const Domain* last = nullptr;
-  int64_t switched_ns = INT64_MIN / 2;
-};
-thread_local ThreadReads t_reads;
-constexpr int64_t kOtherDomainNs = 50'000;
-
 }  // namespace
 
 SpinThenBlock::Action AfterRead(Domain& d, std::span<Endpoint* const> eps, bool got,
                                 size_t received, std::unique_lock<std::mutex>& lock) {
   using Action = SpinThenBlock::Action;
   const int64_t now = MonotonicNs();
-  if (t_reads.last != &d) {
-    if (t_reads.last != nullptr) t_reads.switched_ns = now;
-    t_reads.last = &d;
-  }
   if (got || received > 0) {
     d.spin.Busy(now);
     return Action::kSpin;
   }
-  Action action = d.spin.Empty(now);
+  const Action action = d.spin.Empty(now);
   if (action == Action::kSpin) return action;
-  if (action == Action::kBlock && now - t_reads.switched_ns < kOtherDomainNs) {
-    action = Action::kYield;
-  }
   if (action == Action::kYield) {
     lock.unlock();
     sched_yield();

@@ -6,9 +6,7 @@
 // timer is due, or FI_UET_BLOCK_US passes. Before it
 // sleeps it sends every held ACK batch of the domain (as fi_cq_sread does):
 // nothing waits for us to answer while we sleep. Endpoints with device copies
-// in flight (FI_HMEM) are polled, never waited for. A thread that read another
-// domain's CQ or counter less than 50 us ago yields instead of blocking (it
-// drives that domain too).
+// in flight (FI_HMEM) are polled, never waited for.
 #pragma once
 
 #include <cstddef>
