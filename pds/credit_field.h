@@ -18,6 +18,8 @@ namespace uet::pds {
 inline constexpr uint32_t kCreditFieldMask = 0xFFFFFF;
 // htsim's UEC_PULL_QUANTUM, and RcccConfig::quantum_bytes's default.
 inline constexpr uint32_t kDefaultCreditQuantumBytes = 256;
+// The largest quantum (RcccConfig::quantum_bytes, Factory::CreditQuantumBytes).
+inline constexpr uint32_t kMaxCreditQuantumBytes = 65536;
 
 // `bytes` as a 24-bit `credit_target` / CREDIT_REQ payload: whole quanta,
 // rounded up, saturating at 2^24 - 1. `quantum_bytes` >= 1.

@@ -168,7 +168,7 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config, Rando
   if (e->rx_cc_) {
     // The credit fields count in quanta of this many bytes (pds/credit_field.h).
     e->credit_quantum_bytes_ = config.cc_factory->CreditQuantumBytes();
-    if (e->credit_quantum_bytes_ < 1 || e->credit_quantum_bytes_ > 65536) {
+    if (e->credit_quantum_bytes_ < 1 || e->credit_quantum_bytes_ > kMaxCreditQuantumBytes) {
       return Error::Invalid(kContext, "credit_quantum_bytes", e->credit_quantum_bytes_);
     }
   }
@@ -291,7 +291,7 @@ Pdc* Engine::FindPdcMutable(PdcId local) { return LookupPdc(local.value()); }
 const Pdc* Engine::FindInitiator(const FabricAddress& dst, PdsMode mode, JobId job,
                                  uint8_t tc) const {
   auto it = initiator_by_key_.find(MakeKey(mode, job, dst, tc));
-  return it == initiator_by_key_.end() ? nullptr : pdcs_.at(it->second.value()).get();
+  return it == initiator_by_key_.end() ? nullptr : LookupPdc(it->second.value());
 }
 
 std::optional<PdcPin> Engine::PinPdc(PdcId local) {
@@ -379,6 +379,7 @@ void Engine::Emit(const FabricAddress& to, const PdsHeader& header,
   // A half-open PDC's send budget (engine_half_open.cc).
   if (!ChargeHalfOpenTx(header, w.written() + payload.size())) return;
   if (lend != nullptr) {
+    ReleaseLoan(*lend);  // a resend while the first send may still be queued
     sink_.SendRetained(to, w.data(), payload, ev, *lend);
   } else {
     sink_.SendParts(to, w.data(), payload, ev);

@@ -240,9 +240,8 @@ class PacketSink {
   // the engine calls Releasing with the tag, or ReleasingAll. A sink may
   // therefore point at it instead of copying it (the provider's send ring:
   // spec-notes/provider.md "Copies per byte"), and names that loan in `lend`
-  // (kNotLent: copied). `lend` comes in as the buffer's previous loan (the
-  // engine keeps one per buffer; kNotLent if none): the sink must cover that
-  // one too, now or at the next Releasing. Default: SendParts, kNotLent.
+  // (kNotLent: copied). `lend` comes in kNotLent (the engine released the
+  // buffer's previous loan first). Default: SendParts, kNotLent.
   virtual void SendRetained(const FabricAddress& dst, std::span<const std::byte> head,
                             std::span<const std::byte> body, uint16_t ev, LendTag& lend) {
     SendParts(dst, head, body, ev);
@@ -508,6 +507,11 @@ class Engine {
   void DropInFlight(Pdc& pdc);
   void PumpReleased(TimePoint now);
   void Drop(DropReason reason) { counters_.drops.Count(reason); }
+  // The sink copies in what still points at a retained buffer (its last
+  // loan), before the buffer is lent again, reused or freed.
+  void ReleaseLoan(LendTag& lend) {
+    if (lend != kNotLent) sink_.Releasing(std::exchange(lend, kNotLent));
+  }
   // `ev`: the entropy value (0: the FEP's own socket).
   // `lend` set: `payload` is a request's SentPacket::ses_and_payload and
   // *lend its SentPacket::lend (SendRetained).

@@ -64,7 +64,7 @@ Pdc* Engine::MatchRequest(TimePoint now, const FabricAddress& from, const RudRod
     const Psn start = req.psn - req.psn_offset;
     TargetKey key{from, req.spdcid.value()};
     if (auto it = target_by_peer_.find(key); it != target_by_peer_.end()) {
-      Pdc& existing = *pdcs_.at(it->second.value());
+      Pdc& existing = *LookupPdc(it->second.value());  // a key's PDC is in pdcs_
       if (existing.start_psn == start) return &existing;
       if (existing.state != PdcState::kLingering) {
         Drop(DropReason::kInvalidSyn);

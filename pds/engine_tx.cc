@@ -366,7 +366,7 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
     s.used = false;
     // A resend of it may still be queued in the sink (a spurious retransmission
     // and this ACK in one pass): the sink copies it before the pool reuses it.
-    if (s.lend != kNotLent) sink_.Releasing(std::exchange(s.lend, kNotLent));
+    ReleaseLoan(s.lend);
     tx_buffers_.Give(std::move(s.ses_and_payload));
   });
   if (sum.outcome == AckOutcome::kInvalid) {

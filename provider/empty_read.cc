@@ -18,11 +18,11 @@ constexpr size_t kMaxFds = 16;
 
 }  // namespace
 
-SpinThenBlock::Action AfterRead(Domain& d, std::span<Endpoint* const> eps, bool got,
-                                size_t received, std::unique_lock<std::mutex>& lock) {
+SpinThenBlock::Action AfterPass(Domain& d, std::span<Endpoint* const> eps, PassResult found,
+                                std::unique_lock<std::mutex>& lock) {
   using Action = SpinThenBlock::Action;
   const int64_t now = MonotonicNs();
-  if (got || received > 0) {
+  if (found.got || found.received > 0) {
     d.spin.Busy(now);
     return Action::kSpin;
   }
@@ -41,12 +41,11 @@ SpinThenBlock::Action AfterRead(Domain& d, std::span<Endpoint* const> eps, bool 
   for (Endpoint* ep : eps) {
     if (!ep->progress) continue;
     if (ep->progress->HasDeviceWork()) return Action::kSpin;
-    ep->progress->FlushHeld();
     if (n < kMaxFds) fds[n++] = pollfd{ep->progress->fd(), POLLIN, 0};
     until = std::min<int64_t>(until, ep->progress->NextDeadline().since_epoch.count());
   }
   if (n == 0 || until <= now) return Action::kSpin;
-  Progress::FlushHeldInDomain(d);
+  Progress::FlushHeldInDomain(d);  // the bound endpoints' held ACKs and every other's
   const int64_t wait_ns = until - now;
   const timespec timeout{.tv_sec = wait_ns / 1'000'000'000, .tv_nsec = wait_ns % 1'000'000'000};
   // Asleep here the application still answers (the block ends for a datagram

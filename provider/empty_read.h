@@ -17,11 +17,31 @@
 
 namespace uet::prov {
 
-// `lock` holds the domain mutex and holds it again on return. `got`: the read
-// returns something; `received`: datagrams its passes took in. Returns what
-// it did: kYield or kBlock, after which the caller runs another pass (for
-// what woke it), or kSpin (nothing).
-SpinThenBlock::Action AfterRead(Domain& d, std::span<Endpoint* const> eps, bool got,
-                                size_t received, std::unique_lock<std::mutex>& lock);
+// What one progress pass of a read found: something for the application
+// (`got`), and the datagrams it took in.
+struct PassResult {
+  bool got = false;
+  size_t received = 0;
+};
+
+// `lock` holds the domain mutex and holds it again on return. Tells the
+// policy what the pass found; when it found nothing, yields or blocks as the
+// policy says. Returns what it did: kYield, kBlock, or kSpin (nothing).
+SpinThenBlock::Action AfterPass(Domain& d, std::span<Endpoint* const> eps, PassResult found,
+                                std::unique_lock<std::mutex>& lock);
+
+// A read: runs `pass` (a callable returning PassResult); after a yield or a
+// block, runs it once more for what woke it (so the datagram that ends a wait
+// is returned by the same call), which ends the wait if it found anything.
+template <typename Pass>
+SpinThenBlock::Action ReadWaiting(Domain& d, std::span<Endpoint* const> eps,
+                                  std::unique_lock<std::mutex>& lock, Pass&& pass) {
+  const SpinThenBlock::Action waited = AfterPass(d, eps, pass(), lock);
+  if (waited != SpinThenBlock::Action::kSpin) {
+    const PassResult again = pass();
+    if (again.got || again.received > 0) d.spin.Busy(MonotonicNs());
+  }
+  return waited;
+}
 
 }  // namespace uet::prov

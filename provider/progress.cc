@@ -353,7 +353,6 @@ void Progress::SendParts(const FabricAddress& dst, std::span<const std::byte> he
 void Progress::SendRetained(const FabricAddress& dst, std::span<const std::byte> head,
                             std::span<const std::byte> body, uint16_t ev,
                             pds::LendTag& lend) {
-  if (lend != pds::kNotLent) Releasing(std::exchange(lend, pds::kNotLent));
   QueueParts(dst, head, body, ev, &lend);
 }
 

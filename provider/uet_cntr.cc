@@ -45,20 +45,13 @@ uint64_t CntrRead(struct fid_cntr* fid) {
   Cntr& c = C(fid);
   std::unique_lock lock(c.domain->mu);
   try {
-    for (int pass = 0; pass < 2; ++pass) {
+    (void)ReadWaiting(*c.domain, c.endpoints, lock, [&] {
       const size_t received = Drive(c);
       const bool moved = c.value != c.last_read_value || c.errors != c.last_read_errors;
       c.last_read_value = c.value;
       c.last_read_errors = c.errors;
-      if (pass == 1) {  // after a block: ends the wait if it woke for something
-        if (moved || received > 0) (void)AfterRead(*c.domain, c.endpoints, true, 0, lock);
-        break;
-      }
-      if (AfterRead(*c.domain, c.endpoints, moved, received, lock) ==
-          SpinThenBlock::Action::kSpin) {
-        break;
-      }
-    }
+      return PassResult{.got = moved, .received = received};
+    });
   } catch (...) {
     // Progress failed to allocate: the value read is still right.
   }

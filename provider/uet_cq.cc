@@ -59,16 +59,17 @@ ssize_t ReadLocked(Cq& cq, void* buf, size_t count, fi_addr_t* src, size_t* rece
 // datagram that ends a wait is a completion in the same call.
 ssize_t ReadAndWait(Cq& cq, void* buf, size_t count, fi_addr_t* src) {
   std::unique_lock lock(cq.domain->mu);
-  size_t received = 0;
-  ssize_t r = ReadLocked(cq, buf, count, src, &received);
-  if (r == -FI_EAGAIN) ++(received == 0 ? cq.empty_reads_idle : cq.empty_reads_busy);
-  const SpinThenBlock::Action waited =
-      AfterRead(*cq.domain, cq.endpoints, r != -FI_EAGAIN, received, lock);
-  if (waited != SpinThenBlock::Action::kSpin) {
-    ++(waited == SpinThenBlock::Action::kBlock ? cq.empty_read_blocks : cq.empty_read_yields);
+  ssize_t r = -FI_EAGAIN;
+  bool first = true;
+  const SpinThenBlock::Action waited = ReadWaiting(*cq.domain, cq.endpoints, lock, [&] {
+    size_t received = 0;
     r = ReadLocked(cq, buf, count, src, &received);
-    if (r != -FI_EAGAIN || received > 0) (void)AfterRead(*cq.domain, cq.endpoints, true, 0, lock);
-  }
+    if (first && r == -FI_EAGAIN) ++(received == 0 ? cq.empty_reads_idle : cq.empty_reads_busy);
+    first = false;
+    return PassResult{.got = r != -FI_EAGAIN, .received = received};
+  });
+  if (waited == SpinThenBlock::Action::kBlock) ++cq.empty_read_blocks;
+  if (waited == SpinThenBlock::Action::kYield) ++cq.empty_read_yields;
   return r;
 }
 

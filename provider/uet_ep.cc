@@ -127,8 +127,7 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep, const PayloadChoice& payloa
   const ProviderParams& p = Params();
   ses::EndpointConfig c;
   c.payload_bytes = payload_bytes;  // PayloadFor: the budget reserves TSS
-  // A full-size packet: payload and the largest SES/PDS headers.
-  const size_t packet = c.payload_bytes + ses::EndpointConfig::kMaxSesOverhead;
+  const size_t packet = c.MaxPacketBytes();
   c.pds.max_packet_bytes = std::max(c.pds.max_packet_bytes, packet + 16);
   // Any ordering asked for (send-after-send, RMA/atomic read/write orders)
   // needs ROD: RUD may place a later operation first when a packet is lost.
@@ -183,7 +182,7 @@ CcChoice CcChoiceFor(const ses::EndpointConfig& ses) {
   CcChoice cc;
   if (!p.cc.empty()) cc.name = p.cc;  // refused by MakeFactory if unknown
   // The controllers count a full-size packet as the provider sends it.
-  const size_t packet = ses.payload_bytes + ses::EndpointConfig::kMaxSesOverhead;
+  const size_t packet = ses.MaxPacketBytes();
   cc.config.nscc.mtu_bytes = static_cast<uint32_t>(packet);
   cc.config.rccc.min_share_bytes = static_cast<uint32_t>(packet);
   if (p.cc_link_mbps > 0) {

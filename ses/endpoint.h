@@ -57,6 +57,8 @@ struct EndpointConfig {
   static constexpr size_t kMaxPathPayloadBytes = 8192;
   // Largest SES header and extension in front of a payload.
   static constexpr size_t kMaxSesOverhead = 44 + 36;
+  // A full-size packet: payload and the largest SES headers.
+  size_t MaxPacketBytes() const { return payload_bytes + kMaxSesOverhead; }
   static constexpr size_t kDefaultRendezvousThreshold = size_t{64} << 10;
   static constexpr size_t kDefaultUnexpectedBytes = size_t{64} << 20;
   static constexpr size_t kDefaultUnexpectedMessages = 4096;

@@ -133,7 +133,7 @@ class Factory {
   virtual Result<std::unique_ptr<ReceiverCc>> MakeReceiver() const = 0;
   // The bytes one unit of the 24-bit credit fields stands for
   // (pds/credit_field.h): the engine fills credit_target and CREDIT_REQ with
-  // it. Read only when MakeReceiver gave a receiver; 1 .. 65536.
+  // it. Read only when MakeReceiver gave a receiver; 1 .. kMaxCreditQuantumBytes.
   virtual uint32_t CreditQuantumBytes() const { return kDefaultCreditQuantumBytes; }
 };
 

@@ -59,6 +59,14 @@ constexpr std::array<std::string_view, kControllers.size()> kNames = [] {
   return names;
 }();
 
+// The table's row named `name`, or null.
+const Entry* FindEntry(std::string_view name) {
+  for (const Entry& e : kControllers) {
+    if (e.name == name) return &e;
+  }
+  return nullptr;
+}
+
 // Keep the list in step with the table.
 Error UnknownName() {
   return Error::InvalidArgument("pds.cc", "controller name (known: fixed, nscc, rccc, nscc+rccc)");
@@ -89,31 +97,27 @@ std::span<const std::string_view> ControllerNames() { return kNames; }
 
 Result<std::unique_ptr<Controller>> MakeController(std::string_view name,
                                                    const ControllerConfig& config) {
-  for (const Entry& e : kControllers) {
-    if (e.name == name) return e.make(config);
-  }
-  return UnknownName();
+  const Entry* e = FindEntry(name);
+  if (e == nullptr) return UnknownName();
+  return e->make(config);
 }
 
 Result<std::unique_ptr<ReceiverCc>> MakeReceiverCc(std::string_view name,
                                                    const ControllerConfig& config) {
-  for (const Entry& e : kControllers) {
-    if (e.name == name) return e.make_receiver(config);
-  }
-  return UnknownName();
+  const Entry* e = FindEntry(name);
+  if (e == nullptr) return UnknownName();
+  return e->make_receiver(config);
 }
 
 Result<std::shared_ptr<const Factory>> MakeFactory(std::string_view name,
                                                    const ControllerConfig& config) {
-  for (const Entry& e : kControllers) {
-    if (e.name != name) continue;
-    auto factory = std::make_shared<const NamedFactory>(e, config);
-    // One of each now: a config its controller refuses fails here, not in an engine.
-    if (auto c = factory->MakeController(); !c.ok()) return c.error();
-    if (auto r = factory->MakeReceiver(); !r.ok()) return r.error();
-    return std::shared_ptr<const Factory>(std::move(factory));
-  }
-  return UnknownName();
+  const Entry* e = FindEntry(name);
+  if (e == nullptr) return UnknownName();
+  auto factory = std::make_shared<const NamedFactory>(*e, config);
+  // One of each now: a config its controller refuses fails here, not in an engine.
+  if (auto c = factory->MakeController(); !c.ok()) return c.error();
+  if (auto r = factory->MakeReceiver(); !r.ok()) return r.error();
+  return std::shared_ptr<const Factory>(std::move(factory));
 }
 
 std::shared_ptr<const Factory> DefaultFactory() {

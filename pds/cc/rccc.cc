@@ -29,7 +29,7 @@ Status RcccConfig::Validate() const {
   if (!(target_bdp >= 0.1 && target_bdp <= 100)) {
     return Error::Invalid(kContext, "target_bdp_milli", Milli(target_bdp));
   }
-  if (quantum_bytes < 1 || quantum_bytes > 65536) {
+  if (quantum_bytes < 1 || quantum_bytes > kMaxCreditQuantumBytes) {
     return Error::Invalid(kContext, "quantum_bytes", quantum_bytes);
   }
   // A grant of 2^23 quanta or more between two ACKs would read as stale.

@@ -94,12 +94,12 @@ class TxRing {
   // max_datagram, or one that still finds the ring full after `flush`, or an
   // unreachable destination is refused (false: the caller counts a send
   // error); a push that fills the ring flushes at once.
-  // `loan` set: PushLent (the tag goes there), else Push.
+  // `loan` set: PushLent (the tag goes there; the caller sets it to kNoLoan
+  // first, which a refusal leaves), else Push.
   template <typename Flush>
   bool Enqueue(int family, size_t max_datagram, const IpAddress& dst, uint16_t port,
                std::span<const std::byte> head, std::span<const std::byte> body,
                Flush&& flush, Loan* loan = nullptr) {
-    if (loan != nullptr) *loan = kNoLoan;
     if (head.size() + body.size() > max_datagram) return false;
     if (full()) {
       flush();

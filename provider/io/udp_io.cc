@@ -72,9 +72,8 @@ PacketIo::Loan UdpIo::QueueLent(const IpAddress& dst, uint16_t port,
   Loan loan = kNoLoan;
   if (!tx_->Enqueue(family_, max_datagram_, dst, port, head, body, [this] { Flush(); }, &loan)) {
     ++stats_.send_errors;
-    return kNoLoan;
   }
-  return loan;
+  return loan;  // kNoLoan when refused
 }
 
 void UdpIo::Detach(Loan loan) { tx_->Detach(loan); }

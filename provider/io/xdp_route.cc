@@ -34,6 +34,24 @@ uint32_t CountRxQueues(const std::string& name) {
   return n == 0 ? 1 : n;
 }
 
+// A netlink request: header, one message body, room for attributes.
+template <typename Body>
+struct Request {
+  nlmsghdr nh;
+  Body body;
+  char attrs[64];
+};
+
+template <typename Body>
+Request<Body> NewRequest(uint16_t type, uint32_t seq) {
+  Request<Body> req{};
+  req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(Body));
+  req.nh.nlmsg_type = type;
+  req.nh.nlmsg_flags = NLM_F_REQUEST;
+  req.nh.nlmsg_seq = seq;
+  return req;
+}
+
 // Appends one attribute to a request.
 template <typename Req>
 void AddAttr(Req* req, uint16_t type, const void* data, size_t len) {
@@ -134,17 +152,9 @@ int RouteTable::Ask(const void* request, size_t len) {
 RouteTable::Hop RouteTable::Lookup(const Ipv4Bytes& dst, MacAddress* mac) {
   Ipv4Bytes next_hop = dst;
   {
-    struct {
-      nlmsghdr nh;
-      rtmsg rt;
-      char attrs[64];
-    } req{};
-    req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(rtmsg));
-    req.nh.nlmsg_type = RTM_GETROUTE;
-    req.nh.nlmsg_flags = NLM_F_REQUEST;
-    req.nh.nlmsg_seq = ++seq_;
-    req.rt.rtm_family = AF_INET;
-    req.rt.rtm_dst_len = 32;
+    auto req = NewRequest<rtmsg>(RTM_GETROUTE, ++seq_);
+    req.body.rtm_family = AF_INET;
+    req.body.rtm_dst_len = 32;
     AddAttr(&req, RTA_DST, dst.data(), 4);
     const int n = Ask(&req, req.nh.nlmsg_len);
     if (n < 0) return Hop::kUnresolved;
@@ -160,17 +170,9 @@ RouteTable::Hop RouteTable::Lookup(const Ipv4Bytes& dst, MacAddress* mac) {
     }
     if (oif != ifindex_) return Hop::kOtherInterface;
   }
-  struct {
-    nlmsghdr nh;
-    ndmsg nd;
-    char attrs[64];
-  } req{};
-  req.nh.nlmsg_len = NLMSG_LENGTH(sizeof(ndmsg));
-  req.nh.nlmsg_type = RTM_GETNEIGH;
-  req.nh.nlmsg_flags = NLM_F_REQUEST;
-  req.nh.nlmsg_seq = ++seq_;
-  req.nd.ndm_family = AF_INET;
-  req.nd.ndm_ifindex = ifindex_;
+  auto req = NewRequest<ndmsg>(RTM_GETNEIGH, ++seq_);
+  req.body.ndm_family = AF_INET;
+  req.body.ndm_ifindex = ifindex_;
   AddAttr(&req, NDA_DST, next_hop.data(), 4);
   const int n = Ask(&req, req.nh.nlmsg_len);
   if (n < 0) return Hop::kUnresolved;  // ENOENT: no entry yet

@@ -209,7 +209,6 @@ class CaptureSink : public PacketSink {
   void SendRetained(const FabricAddress& dst, std::span<const std::byte> head,
                     std::span<const std::byte> body, uint16_t ev, pds::LendTag& tag) override {
     SendParts(dst, head, body, ev);
-    if (tag != pds::kNotLent) Releasing(std::exchange(tag, pds::kNotLent));
     if (!lend) return;
     lent.push_back(Lent{body, Bytes(body.begin(), body.end())});
     tag = (flushes << 32) | lent.size();
