@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "uet/bytes.h"
+
 namespace uet::prov::io_internal {
 namespace {
 
@@ -10,14 +12,9 @@ constexpr size_t kIpOffset = kEthHeaderBytes;
 constexpr size_t kUdpOffset = kEthHeaderBytes + kIpv4HeaderBytes;
 constexpr uint8_t kProtoUdp = 17;
 
-void Put16(std::byte* p, uint16_t v) {
-  p[0] = std::byte(v >> 8);
-  p[1] = std::byte(v & 0xff);
-}
-uint16_t Get16(const std::byte* p) {
-  return static_cast<uint16_t>((std::to_integer<unsigned>(p[0]) << 8) |
-                               std::to_integer<unsigned>(p[1]));
-}
+// Big-endian fields at fixed offsets (uet/bytes.h's loads and stores).
+void Put16(std::byte* p, uint16_t v) { bytes_internal::StoreBE<2>(p, v); }
+uint16_t Get16(const std::byte* p) { return static_cast<uint16_t>(bytes_internal::LoadBE<2>(p)); }
 
 }  // namespace
 
@@ -27,12 +24,8 @@ uint64_t OnesComplementAdd(uint64_t sum, std::span<const std::byte> bytes) {
   const std::byte* p = bytes.data();
   size_t n = bytes.size();
   while (n >= 16) {
-    uint32_t w[4];
-    std::memcpy(w, p, 16);
-    sum += __builtin_bswap32(w[0]);
-    sum += __builtin_bswap32(w[1]);
-    sum += __builtin_bswap32(w[2]);
-    sum += __builtin_bswap32(w[3]);
+    sum += bytes_internal::LoadBE<4>(p) + bytes_internal::LoadBE<4>(p + 4) +
+           bytes_internal::LoadBE<4>(p + 8) + bytes_internal::LoadBE<4>(p + 12);
     p += 16;
     n -= 16;
   }
