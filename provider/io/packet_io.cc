@@ -12,12 +12,14 @@
 namespace uet::prov {
 namespace {
 
+Result<std::unique_ptr<PacketIo>> OpenMmsg(const UdpIoConfig& c) {
+  UET_ASSIGN_OR_RETURN(std::unique_ptr<UdpIo> io, UdpIo::Open(c));
+  return std::unique_ptr<PacketIo>(std::move(io));
+}
+
 Result<std::unique_ptr<PacketIo>> OpenBackend(const UdpIoConfig& c) {
   switch (c.backend) {
-    case IoBackend::kMmsg: {
-      UET_ASSIGN_OR_RETURN(std::unique_ptr<UdpIo> io, UdpIo::Open(c));
-      return std::unique_ptr<PacketIo>(std::move(io));
-    }
+    case IoBackend::kMmsg: return OpenMmsg(c);
     case IoBackend::kUring: {
       UET_ASSIGN_OR_RETURN(std::unique_ptr<UringIo> io, UringIo::Open(c));
       return std::unique_ptr<PacketIo>(std::move(io));
@@ -30,15 +32,13 @@ Result<std::unique_ptr<PacketIo>> OpenBackend(const UdpIoConfig& c) {
         const std::string why = "AF_XDP not available, using mmsg: " + xdp.error().ToString();
         c.note(true, why.c_str());
       }
-      UET_ASSIGN_OR_RETURN(std::unique_ptr<UdpIo> io, UdpIo::Open(c));
-      return std::unique_ptr<PacketIo>(std::move(io));
+      return OpenMmsg(c);
     }
     case IoBackend::kAuto: {
       auto uring = UringIo::Open(c);
       if (uring.ok()) return std::unique_ptr<PacketIo>(std::move(uring).value());
       if (uring.error().code != Errc::kUnsupported) return uring.error();
-      UET_ASSIGN_OR_RETURN(std::unique_ptr<UdpIo> io, UdpIo::Open(c));
-      return std::unique_ptr<PacketIo>(std::move(io));
+      return OpenMmsg(c);
     }
   }
   return Error::InvalidArgument("udp_io config", "backend (auto, mmsg, uring, xdp)");

@@ -48,9 +48,9 @@ constexpr int kXdpMaxTxSkbBudget = 9;  // the option's number in linux/if_xdp.h
 constexpr int kTxSkbBudget = 256;
 constexpr uint8_t kTos = TrafficClass(kDscpData, kEcnDefault);  // ECT(0)
 
+// SysError's errno text, as kUnsupported (the caller falls back to mmsg).
 Error Unsupported(const char* context, int err) {
-  const char* text = strerrordesc_np(err);
-  return Error::Unsupported(context, text != nullptr ? text : "errno");
+  return Error::Unsupported(context, io_internal::SysError(context, err).field);
 }
 
 uint32_t Key(const Ipv4Bytes& ip) {
@@ -378,7 +378,6 @@ size_t XdpIo::Flush() {
 
 size_t XdpIo::Poll(const std::function<void(const RxDatagram&)>& fn, size_t max) {
   size_t delivered = 0;
-  size_t used = 0;
   ++polls_;
   uint32_t idx = 0;
   const uint32_t want = static_cast<uint32_t>(std::min<size_t>(max, kRxBatch));
@@ -401,7 +400,7 @@ size_t XdpIo::Poll(const std::function<void(const RxDatagram&)>& fn, size_t max)
     d.src = IpAddress::V4(p.src_ip);
     d.src_port = p.src_port;
     d.bytes = p.payload;
-    d.ecn_ce = (p.tos & 0x3) == 0x3;
+    d.ecn_ce = (p.tos & 0x03) == kEcnCe;
     ++xdp_received_;
     ++delivered;
     fn(d);
@@ -413,14 +412,13 @@ size_t XdpIo::Poll(const std::function<void(const RxDatagram&)>& fn, size_t max)
     const uint32_t r = xsk_ring_prod__reserve(&xsk_.fill, n, &fidx);
     for (uint32_t i = 0; i < r; ++i) *xsk_ring_prod__fill_addr(&xsk_.fill, fidx + i) = rx_done_[i];
     xsk_ring_prod__submit(&xsk_.fill, r);
-    used = n;
   }
   if (xsk_ring_prod__needs_wakeup(&xsk_.fill)) {
     ++rx_wakeups_;
     (void)recvfrom(xsk_socket__fd(xsk_.socket), nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
   }
-  if (used < max && (n == 0 || polls_ % kKernelPollEvery == 0)) {
-    delivered += kernel_->Poll(fn, max - used);
+  if (n < max && (n == 0 || polls_ % kKernelPollEvery == 0)) {
+    delivered += kernel_->Poll(fn, max - n);
   }
   return delivered;
 }

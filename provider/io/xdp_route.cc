@@ -106,14 +106,13 @@ Result<RouteTable> RouteTable::Open(int ifindex) {
   // from hanging the data path.
   timeval tv{0, 100000};
   (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  FdGuard guard(fd);
   sockaddr_nl local{};
   local.nl_family = AF_NETLINK;
   if (bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0) {
-    const int err = errno;
-    close(fd);
-    return SysError("xdp_io bind(AF_NETLINK)", err);
+    return SysError("xdp_io bind(AF_NETLINK)", errno);
   }
-  return RouteTable(fd, ifindex);
+  return RouteTable(guard.release(), ifindex);
 }
 
 RouteTable::RouteTable(RouteTable&& o) noexcept
