@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "uet/inet_checksum.h"
+
 namespace uet::decode {
 namespace {
 
@@ -127,19 +129,6 @@ Result<UdpDatagram> ParseFrame(LinkType link, std::span<const std::byte> frame) 
 
 namespace {
 
-uint32_t SumWords(std::span<const std::byte> data, uint32_t sum) {
-  for (size_t i = 0; i + 1 < data.size(); i += 2) {
-    sum += (std::to_integer<uint32_t>(data[i]) << 8) | std::to_integer<uint32_t>(data[i + 1]);
-  }
-  if (data.size() % 2) sum += std::to_integer<uint32_t>(data.back()) << 8;
-  return sum;
-}
-
-uint16_t Fold(uint32_t sum) {
-  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
-  return static_cast<uint16_t>(~sum);
-}
-
 std::span<const std::byte> AddrBytes(const IpAddress& a) {
   return {reinterpret_cast<const std::byte*>(a.data()), a.size()};
 }
@@ -193,13 +182,16 @@ Result<std::vector<std::byte>> BuildEthernetUdpFrame(const UdpFrameSpec& spec,
     out[at] = static_cast<std::byte>(v >> 8);
     out[at + 1] = static_cast<std::byte>(v);
   };
-  if (v4) put16(ip_start + 10, Fold(SumWords(std::span(out).subspan(ip_start, ip_len), 0)));
+  if (v4) {
+    put16(ip_start + 10,
+          FoldChecksum(OnesComplementAdd(0, std::span(out).subspan(ip_start, ip_len))));
+  }
   // UDP checksum over the pseudo-header, header and payload (RFC 768 / RFC 8200).
-  uint32_t sum = SumWords(AddrBytes(spec.src), 0);
-  sum = SumWords(AddrBytes(spec.dst), sum);
-  sum += kIpProtoUdp + static_cast<uint32_t>(udp_len);
-  sum = SumWords(std::span(out).subspan(udp_start, udp_len), sum);
-  uint16_t csum = Fold(sum);
+  uint64_t sum = OnesComplementAdd(0, AddrBytes(spec.src));
+  sum = OnesComplementAdd(sum, AddrBytes(spec.dst));
+  sum += kIpProtoUdp + static_cast<uint64_t>(udp_len);
+  sum = OnesComplementAdd(sum, std::span(out).subspan(udp_start, udp_len));
+  const uint16_t csum = FoldChecksum(sum);
   put16(udp_start + 6, csum == 0 ? 0xffff : csum);
   return out;
 }

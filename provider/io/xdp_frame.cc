@@ -18,31 +18,6 @@ uint16_t Get16(const std::byte* p) { return static_cast<uint16_t>(bytes_internal
 
 }  // namespace
 
-uint64_t OnesComplementAdd(uint64_t sum, std::span<const std::byte> bytes) {
-  // Sums 32-bit big-endian words into 64 bits (no carry is lost before
-  // 2^32 words), then the 16-bit tail.
-  const std::byte* p = bytes.data();
-  size_t n = bytes.size();
-  while (n >= 16) {
-    sum += bytes_internal::LoadBE<4>(p) + bytes_internal::LoadBE<4>(p + 4) +
-           bytes_internal::LoadBE<4>(p + 8) + bytes_internal::LoadBE<4>(p + 12);
-    p += 16;
-    n -= 16;
-  }
-  while (n >= 2) {
-    sum += Get16(p);
-    p += 2;
-    n -= 2;
-  }
-  if (n == 1) sum += std::to_integer<uint64_t>(p[0]) << 8;
-  return sum;
-}
-
-uint16_t FoldChecksum(uint64_t sum) {
-  while ((sum >> 16) != 0) sum = (sum & 0xffff) + (sum >> 16);
-  return static_cast<uint16_t>(~sum & 0xffff);
-}
-
 size_t WriteFrameHeaders(std::span<std::byte> frame, const FrameAddresses& a,
                          size_t payload_bytes, uint8_t tos) {
   std::byte* f = frame.data();

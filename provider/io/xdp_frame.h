@@ -31,6 +31,8 @@
 #include <cstdint>
 #include <span>
 
+#include "uet/inet_checksum.h"
+
 namespace uet::prov::io_internal {
 
 inline constexpr size_t kEthHeaderBytes = 14;
@@ -49,12 +51,6 @@ struct FrameAddresses {
   uint16_t src_port = 0;
   uint16_t dst_port = 0;
 };
-
-// The one's-complement sum of `bytes` (as 16-bit big-endian words, an odd
-// last byte padded with zero) added to `sum`, not folded or inverted.
-uint64_t OnesComplementAdd(uint64_t sum, std::span<const std::byte> bytes);
-// Folds a sum to 16 bits and inverts it: the Internet checksum (RFC 1071).
-uint16_t FoldChecksum(uint64_t sum);
 
 // Writes the headers into frame[0, kFrameHeaderBytes) for the datagram
 // already in frame[kFrameHeaderBytes, kFrameHeaderBytes + payload_bytes)
