@@ -1,6 +1,7 @@
 // Loading and attaching the XDP program: design in xdp_prog.h.
 #include "provider/io/xdp_prog.h"
 
+#include <arpa/inet.h>
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
@@ -82,13 +83,8 @@ Result<std::unique_ptr<XdpProgram>> XdpProgram::Attach(int ifindex, uint16_t por
   bpf_object* obj = bpf_object__open_mem(kUetXdpObject, kUetXdpObjectBytes, &open_opts);
   if (obj == nullptr) return Error::Unsupported("xdp_io bpf_object__open_mem", Reason(messages, -errno));
   // The port, in network order, into .rodata before load.
-  bpf_map* rodata = nullptr;
-  bpf_map* m = nullptr;
-  bpf_object__for_each_map(m, obj) {
-    const char* name = bpf_map__name(m);
-    if (name != nullptr && std::strstr(name, ".rodata") != nullptr) rodata = m;
-  }
-  const uint16_t port_be = static_cast<uint16_t>((port >> 8) | (port << 8));
+  bpf_map* rodata = bpf_object__find_map_by_name(obj, ".rodata");
+  const uint16_t port_be = htons(port);
   if (rodata == nullptr || bpf_map__set_initial_value(rodata, &port_be, sizeof port_be) != 0) {
     bpf_object__close(obj);
     return Error::Unsupported("xdp_io", "the XDP object has no .rodata for the port");
