@@ -30,7 +30,6 @@ using io_internal::FrameAddresses;
 using io_internal::InterfaceInfo;
 using io_internal::Ipv4Bytes;
 using io_internal::kFrameHeaderBytes;
-using io_internal::MacAddress;
 using io_internal::RouteTable;
 using io_internal::XdpProgram;
 
@@ -53,9 +52,9 @@ Error Unsupported(const char* context, int err) {
   return Error::Unsupported(context, io_internal::SysError(context, err).field);
 }
 
-uint32_t Key(const Ipv4Bytes& ip) {
+uint32_t Key(const IpAddress& v4) {
   uint32_t k;
-  std::memcpy(&k, ip.data(), 4);
+  std::memcpy(&k, v4.data(), 4);
   return k;
 }
 
@@ -139,7 +138,7 @@ class XdpIo final : public PacketIo {
   struct Dest {
     enum class State : uint8_t { kAsk, kResolved, kKernel };
     State state = State::kAsk;
-    MacAddress mac{};
+    FrameAddresses addr;  // MACs and IPs once resolved; the ports are per datagram
     uint32_t countdown = 0;  // kernel-path datagrams before the next look-up
     uint32_t gap = 1;
   };
@@ -269,8 +268,7 @@ std::string XdpIo::Describe() const {
 
 const XdpIo::Dest* XdpIo::Route(const IpAddress& dst) {
   if (!dst.is_v4()) return nullptr;
-  const Ipv4Bytes ip{dst.data()[0], dst.data()[1], dst.data()[2], dst.data()[3]};
-  Dest& d = dests_[Key(ip)];  // allocates once per destination
+  Dest& d = dests_[Key(dst)];  // allocates once per destination
   switch (d.state) {
     case Dest::State::kResolved: return &d;
     case Dest::State::kKernel: return nullptr;
@@ -280,8 +278,13 @@ const XdpIo::Dest* XdpIo::Route(const IpAddress& dst) {
     --d.countdown;
     return nullptr;
   }
-  switch (routes_.Lookup(ip, &d.mac)) {
+  const Ipv4Bytes ip{dst.data()[0], dst.data()[1], dst.data()[2], dst.data()[3]};
+  switch (routes_.Lookup(ip, &d.addr.dst_mac)) {
     case RouteTable::Hop::kResolved:
+      // Fixed from now on: QueueFrame copies them and adds the ports.
+      d.addr.src_mac = iface_.mac;
+      d.addr.src_ip = src_ip_;
+      d.addr.dst_ip = ip;
       d.state = Dest::State::kResolved;
       return &d;
     case RouteTable::Hop::kOtherInterface:
@@ -333,11 +336,7 @@ bool XdpIo::QueueFrame(uint16_t src_port, const IpAddress& dst, uint16_t port,
   std::byte* f = xsk_.frame(addr);
   if (!head.empty()) std::memcpy(f + kFrameHeaderBytes, head.data(), head.size());
   if (!body.empty()) std::memcpy(f + kFrameHeaderBytes + head.size(), body.data(), body.size());
-  FrameAddresses a;
-  a.src_mac = iface_.mac;
-  a.dst_mac = d->mac;
-  a.src_ip = src_ip_;
-  std::memcpy(a.dst_ip.data(), dst.data(), 4);
+  FrameAddresses a = d->addr;
   a.src_port = src_port;
   a.dst_port = port;
   const size_t frame_len =
