@@ -326,9 +326,6 @@ TEST(PortParams, MsgClientGivenOnlyANodeReachesTheFirstListener) {
   EXPECT_EQ(fi_close(&fabric->fid), 0);
 }
 
-}  // namespace
-}  // namespace uet::fitest
-
 // fabtests' fi_multi_ep (1.17) on one host: what its fi_getinfo calls give and
 // which of its endpoints may share a host (spec-notes/provider.md "Ports",
 // "fi_multi_ep"). a_ is the server, b_ the client, each its own fabric and
@@ -457,3 +454,6 @@ TEST_F(PortParamsMultiEp, DestinationServiceLeavesTheLocalPortFree) {
   client.insert(client.begin(), &b_.ep);
   ASSERT_NO_FATAL_FAILURE(Exchange(server, client));
 }
+
+}  // namespace
+}  // namespace uet::fitest
