@@ -50,6 +50,11 @@ Result<std::unique_ptr<Progress>> Progress::Create(Endpoint& ep,
     p->ride_ = AckRide(window);
   }
   UET_ASSIGN_OR_RETURN(p->ses_, ses::Endpoint::Create(c, p->random_, *p, *p));
+  if (c.max_payload_bytes > c.payload_bytes) {
+    // Peers whose route takes more than the bound interface: each peer's payload from its route (io/route_payload.h).
+    p->route_payloads_ = std::make_unique<RoutePayloads>();
+    p->ses_->SetPathPayloads(p->route_payloads_.get());
+  }
   return p;
 }
 
@@ -85,6 +90,14 @@ Progress::~Progress() {
                io_->local_port(), ULL(send_batches_),
                static_cast<long long>(ride_.window() / std::chrono::microseconds(1)),
                ULL(r.held), ULL(r.rode), ULL(r.expired), ULL(r.released), ULL(r.skipped));
+  if (route_payloads_ != nullptr) {
+    const RoutePayloads::Stats& rp = route_payloads_->stats();
+    UET_LOG_INFO(FI_LOG_EP_DATA,
+                 "uet: endpoint port %u: payload per peer route: %llu route lookups (%llu "
+                 "without an MTU: the floor), %zu peer IPs cached, %llu cache flushes\n",
+                 io_->local_port(), ULL(rp.lookups), ULL(rp.failed), route_payloads_->size(),
+                 ULL(rp.flushes));
+  }
   if (ev_sockets_.count() > 1) {
     const PacketIo::Stats& e = ev_sockets_.stats();
     UET_LOG_INFO(FI_LOG_EP_DATA,

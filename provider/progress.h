@@ -22,6 +22,7 @@
 #include "provider/hmem/ep_hmem.h"
 #include "provider/io/ev_sockets.h"
 #include "provider/io/packet_io.h"
+#include "provider/io/route_payload.h"
 #include "provider/packet_security.h"
 #include "provider/uet_prov.h"
 #include "ses/endpoint.h"
@@ -199,6 +200,7 @@ class Progress final : public pds::PacketSink,
   uint64_t send_batches_ = 0;
   std::optional<TimePoint> last_arrival_;
   SeededRandom random_;
+  std::unique_ptr<RoutePayloads> route_payloads_;  // before ses_: SES asks it
   std::unique_ptr<ses::Endpoint> ses_;
   std::unique_ptr<PacketSecurity> security_;  // TSS, when on
   // Refused datagrams are logged as a warning at most once a second.

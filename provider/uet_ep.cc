@@ -127,6 +127,7 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep, const PayloadChoice& payloa
   const ProviderParams& p = Params();
   ses::EndpointConfig c;
   c.payload_bytes = payload_bytes;  // PayloadFor: the budget reserves TSS
+  c.max_payload_bytes = payload.max_bytes;  // per peer route (Progress)
   const size_t packet = c.MaxPacketBytes();
   c.pds.max_packet_bytes = std::max(c.pds.max_packet_bytes, packet + 16);
   // Any ordering asked for (send-after-send, RMA/atomic read/write orders)
@@ -181,8 +182,12 @@ CcChoice CcChoiceFor(const ses::EndpointConfig& ses) {
   const ProviderParams& p = Params();
   CcChoice cc;
   if (!p.cc.empty()) cc.name = p.cc;  // refused by MakeFactory if unknown
-  // The controllers count a full-size packet as the provider sends it.
-  const size_t packet = ses.MaxPacketBytes();
+  // The controllers count a full-size packet as the provider sends it on
+  // every path: the floor's (payload_bytes). A peer whose route takes more
+  // (provider/io/route_payload.h) gets larger packets; an idle window admits
+  // one whatever its size, and a NSCC minimum window sized for the largest
+  // would refuse the small link configurations it was sized for.
+  const size_t packet = ses.payload_bytes + ses::EndpointConfig::kMaxSesOverhead;
   cc.config.nscc.mtu_bytes = static_cast<uint32_t>(packet);
   cc.config.rccc.min_share_bytes = static_cast<uint32_t>(packet);
   if (p.cc_link_mbps > 0) {

@@ -183,18 +183,24 @@ PayloadChoice PayloadFor(const IpAddress& bound) {
   const std::optional<InterfaceMtuInfo> m = InterfaceMtu(bound);
   const bool loopback = m && m->loopback && !IsWildcard(bound);
   if (p.payload_bytes > 0) {
-    return {.bytes = p.payload_bytes, .mtu = 0, .source = "FI_UET_PAYLOAD", .loopback = loopback};
+    return {.bytes = p.payload_bytes, .max_bytes = 0, .mtu = 0, .source = "FI_UET_PAYLOAD", .loopback = loopback};
   }
   constexpr uint32_t kFallbackMtu = 1500;
   if (!m) {
     return {.bytes = PayloadForMtu(kFallbackMtu),
+            .max_bytes = 0,
             .mtu = kFallbackMtu,
             .source = "no interface holds the address: MTU 1500"};
   }
+  const bool per_peer = PayloadForMtu(m->largest_mtu) > PayloadForMtu(m->mtu);
   return {.bytes = PayloadForMtu(m->mtu),
+          .max_bytes = per_peer ? PayloadForMtu(m->largest_mtu) : 0,
           .mtu = m->mtu,
           .source = "MTU " + std::to_string(m->mtu) + " of " + m->name +
-                    (IsWildcard(bound) ? " (smallest of the up interfaces)" : ""),
+                    (IsWildcard(bound) ? " (smallest of the up interfaces)" : "") +
+                    (per_peer ? "; up to " + std::to_string(PayloadForMtu(m->largest_mtu)) +
+                                    " B to peers whose route takes more"
+                              : ""),
           .loopback = loopback};
 }
 

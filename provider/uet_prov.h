@@ -167,6 +167,10 @@ size_t PayloadBytes();
 // path_mtu.h; 1500 when none is found): min(MTU - 176, 8192).
 struct PayloadChoice {
   size_t bytes = 0;
+  // What a peer whose route takes more may get (the largest up interface's
+  // MTU: a peer on this host through loopback, or any interface from a
+  // wildcard bind; io/route_payload.h picks per peer). 0: `bytes` for all.
+  size_t max_bytes = 0;
   uint32_t mtu = 0;     // the interface MTU it came from (0: FI_UET_PAYLOAD)
   std::string source;   // "FI_UET_PAYLOAD", "MTU 65536 of lo", "no interface: MTU 1500"
   bool loopback = false;  // the bound address is on a loopback interface (one path)

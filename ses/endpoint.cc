@@ -101,6 +101,11 @@ Status EndpointConfig::Validate() const {
   if (payload_bytes == 0 || payload_bytes >= (size_t{1} << 14)) {
     return Error::Invalid(kCtx, "payload_bytes (1 .. 16383)", payload_bytes);
   }
+  if (max_payload_bytes != 0 &&
+      (max_payload_bytes < payload_bytes || max_payload_bytes >= (size_t{1} << 14))) {
+    return Error::Invalid(kCtx, "max_payload_bytes (0, or payload_bytes .. 16383)",
+                          max_payload_bytes);
+  }
   if (MaxPacketBytes() + 16 > pds.max_packet_bytes) {
     return Error::Invalid(kCtx, "payload_bytes (too big for pds.max_packet_bytes)",
                           payload_bytes);

@@ -23,6 +23,7 @@
 // rendezvous send when the target has read the rest. A datagram completes when
 // its packet has left: nobody acknowledges it.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -57,8 +58,10 @@ struct EndpointConfig {
   static constexpr size_t kMaxPathPayloadBytes = 8192;
   // Largest SES header and extension in front of a payload.
   static constexpr size_t kMaxSesOverhead = 44 + 36;
-  // A full-size packet: payload and the largest SES headers.
-  size_t MaxPacketBytes() const { return payload_bytes + kMaxSesOverhead; }
+  // A full-size packet: the largest payload and the largest SES headers.
+  size_t MaxPacketBytes() const {
+    return std::max(payload_bytes, max_payload_bytes) + kMaxSesOverhead;
+  }
   static constexpr size_t kDefaultRendezvousThreshold = size_t{64} << 10;
   static constexpr size_t kDefaultUnexpectedBytes = size_t{64} << 20;
   static constexpr size_t kDefaultUnexpectedMessages = 4096;
@@ -83,7 +86,10 @@ struct EndpointConfig {
   JobId job;
   bool relative_addressing = true;  // REL bit on requests we send
 
+  // Payload per packet: every packet, unless PathPayloads names more for the
+  // peer's IP (up to max_payload_bytes; 0: payload_bytes, no more).
   size_t payload_bytes = kDefaultPayloadBytes;
+  size_t max_payload_bytes = 0;
   // Sends longer than this go as rendezvous: the first packet eager, the rest
   // read by the target. SIZE_MAX: never.
   size_t rendezvous_threshold = kDefaultRendezvousThreshold;
@@ -111,6 +117,20 @@ struct EndpointConfig {
   bool report_remote_access = false;
 
   Status Validate() const;
+};
+
+// The payload per packet towards one peer IP, for an endpoint whose peers sit
+// behind paths of different MTUs (a wildcard bind: loopback peers and peers
+// behind a 1500-byte link). Asked once per operation (its packets, and the
+// eager part of a rendezvous send) and once per read served; SES clamps the
+// answer into payload_bytes .. max_payload_bytes (payload_bytes stays the
+// floor: one-packet operations are checked against it). The provider
+// answers from a cache of the kernel's routes (provider/path_payload.h): the
+// I/O stays outside SES.
+class PathPayloads {
+ public:
+  virtual ~PathPayloads() = default;
+  virtual size_t PayloadTo(const IpAddress& ip) = 0;
 };
 
 // Where an operation goes.
@@ -340,6 +360,9 @@ class Endpoint final : private pds::Delivery {
   const SesCounters& counters() const { return counters_; }
   const pds::Engine& pds() const { return *pds_; }
   const EndpointConfig& config() const { return config_; }
+  // Per-peer payloads (nullptr, the default: payload_bytes for every peer).
+  // `paths` must outlive the endpoint or be replaced first.
+  void SetPathPayloads(PathPayloads* paths) { paths_ = paths; }
   // Bytes the unexpected store holds (eager parts and early packets).
   size_t unexpected_bytes() const;
   size_t unexpected_messages() const;
@@ -354,6 +377,8 @@ class Endpoint final : private pds::Delivery {
   struct Entry;  // marks an entry point; reports completions when the outermost returns
 
   // ---- initiator (endpoint_initiator.cc) ----
+  // Payload per packet towards `ip` (PathPayloads, clamped; else payload_bytes).
+  size_t PayloadTo(const IpAddress& ip) const;
   Status StartOp(std::unique_ptr<TxOp> op);
   // Hands packets to PDS while fewer than max_inflight_packets are out; an
   // op whose next packet's bytes are not ready yet waits in `stalled`.
@@ -454,6 +479,7 @@ class Endpoint final : private pds::Delivery {
   SesCounters counters_;
   std::unique_ptr<State> state_;
   std::unique_ptr<pds::Engine> pds_;
+  PathPayloads* paths_ = nullptr;
 };
 
 }  // namespace uet::ses

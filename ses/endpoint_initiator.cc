@@ -42,7 +42,8 @@ Status Endpoint::Send(TimePoint now, const SendOp& s) {
     return Error::InvalidArgument("ses.send", "length (over 2^32-1 bytes)");
   }
   std::unique_ptr<TxOp> op = SendTxOp(s);
-  const size_t eager = config_.payload_bytes;
+  const size_t eager = PayloadTo(s.peer.addr.ip);
+  op->per_packet = static_cast<uint32_t>(eager);  // the rendezvous' eager part is one packet
   if (s.data.size() > config_.rendezvous_threshold && s.data.size() > eager) {
     // Rendezvous: the first packet carries `eager` bytes and says where the
     // target reads the rest (a temporary region of the send buffer).
@@ -180,6 +181,14 @@ Status Endpoint::Atomic(TimePoint now, const AtomicOp& a) {
   return StartOp(std::move(op));
 }
 
+size_t Endpoint::PayloadTo(const IpAddress& ip) const {
+  if (paths_ == nullptr) return config_.payload_bytes;
+  // payload_bytes is the floor: one-packet operations (datagrams, atomics)
+  // were checked against it.
+  const size_t most = std::max(config_.payload_bytes, config_.max_payload_bytes);
+  return std::clamp(paths_->PayloadTo(ip), config_.payload_bytes, most);
+}
+
 Status Endpoint::StartOp(std::unique_ptr<TxOp> op) {
   State& st = *state_;
   if (op->role != TxOp::Role::kServedRead) {
@@ -198,7 +207,8 @@ Status Endpoint::StartOp(std::unique_ptr<TxOp> op) {
     }
     op->job = config_.job;
   }
-  op->total_packets = PacketsFor(op->payload.size(), config_.payload_bytes);
+  if (op->per_packet == 0) op->per_packet = static_cast<uint32_t>(PayloadTo(op->peer.addr.ip));
+  op->total_packets = PacketsFor(op->payload.size(), op->per_packet);
   const uint64_t id = st.next_op_id++;
   TouchOp(id, *op);
   if (op->role != TxOp::Role::kServedRead) st.op_by_msg_id[op->msg_id.value()] = id;
@@ -259,7 +269,7 @@ const TxOp* Endpoint::RendezvousSource(const TxOp& served) const {
 
 bool Endpoint::NextPacketReady(const TxOp& op) const {
   const uint64_t end = std::min<uint64_t>(
-      op.payload.size(), uint64_t{op.next_packet + 1} * config_.payload_bytes);
+      op.payload.size(), uint64_t{op.next_packet + 1} * op.per_packet);
   switch (op.role) {
     case TxOp::Role::kUser:
       // A failed source goes too: BuildPacket fails it.
@@ -418,7 +428,7 @@ Status Endpoint::BuildPacket(const TxOp& op, uint32_t index, std::vector<std::by
     const TxOp* user = RendezvousSource(op);
     if (user != nullptr && user->source_error) return *user->source_error;
   }
-  const size_t per = config_.payload_bytes;
+  const size_t per = op.per_packet;
   const size_t offset = size_t{index} * per;
   const size_t n = std::min(per, op.payload.size() - std::min(op.payload.size(), offset));
   const std::span<const std::byte> payload = op.payload.subspan(offset, n);

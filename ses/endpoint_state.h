@@ -60,6 +60,7 @@ struct TxOp {
   RegionIo* source_io = nullptr;
   bool reads_rendezvous = false;  // it reads a rendezvous send's region
 
+  uint32_t per_packet = 0;  // payload bytes per packet (Endpoint::PayloadTo the peer)
   uint32_t total_packets = 1;
   uint32_t next_packet = 0;  // packets handed to PDS
   uint32_t resolved = 0;     // packets acknowledged or failed

@@ -78,23 +78,26 @@ std::optional<InterfaceMtuInfo> InterfaceMtu(const IpAddress& addr) {
   const int family = addr.is_v4() ? AF_INET : AF_INET6;
   std::optional<InterfaceMtuInfo> best;
   std::optional<InterfaceMtuInfo> loopback;  // a loopback prefix holding addr (127.0.0.2)
+  uint32_t largest = 0;
   for (const ifaddrs* p = list; p != nullptr; p = p->ifa_next) {
     if (p->ifa_addr == nullptr || !(p->ifa_flags & IFF_UP)) continue;
-    const bool match = any ? p->ifa_addr->sa_family == family : Holds(p->ifa_addr, addr);
-    const bool on_loopback = !any && !match && (p->ifa_flags & IFF_LOOPBACK) && InPrefix(p, addr);
-    if (!match && !on_loopback) continue;
+    if (p->ifa_addr->sa_family != family) continue;
     const std::optional<uint32_t> mtu = MtuOf(fd, p->ifa_name);
     if (!mtu) continue;
+    largest = std::max(largest, *mtu);
+    if (!any && best) continue;  // the bound interface is known: only `largest` is left
+    const bool match = any || Holds(p->ifa_addr, addr);
+    const bool on_loopback = !any && !match && (p->ifa_flags & IFF_LOOPBACK) && InPrefix(p, addr);
     if (on_loopback) {
       if (!loopback) loopback = InterfaceMtuInfo{*mtu, p->ifa_name, true};
       continue;
     }
-    if (!best || *mtu < best->mtu) {
+    if (match && (!best || *mtu < best->mtu)) {
       best = InterfaceMtuInfo{*mtu, p->ifa_name, (p->ifa_flags & IFF_LOOPBACK) != 0};
     }
-    if (!any) break;
   }
   if (!best) best = loopback;
+  if (best) best->largest_mtu = std::max(best->mtu, largest);
   ::freeifaddrs(list);
   ::close(fd);
   return best;

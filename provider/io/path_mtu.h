@@ -8,7 +8,9 @@
 //    property of the SES endpoint, fixed when it is enabled, before any peer
 //    is known. A wildcard address (0.0.0.0, ::) may reach any interface of its
 //    family, so it takes the smallest MTU among the up interfaces of that
-//    family (a host with only loopback gets loopback's).
+//    family (a host with only loopback gets loopback's). It reports the
+//    largest up interface's MTU too: per peer, the route decides between the
+//    two (route_payload.h).
 //  - PayloadForMtu subtracts the worst-case header budget of a 1500-byte path
 //    (ses::EndpointConfig::kHeaderBudget: IPv6 40, UDP 8, TSS 32, PDS 16, SES
 //    with the largest extension 80 = 176 bytes) and caps the result at UET's
@@ -34,6 +36,11 @@ struct InterfaceMtuInfo {
   uint32_t mtu = 0;
   std::string name;  // the interface (for a wildcard: the one with the smallest MTU)
   bool loopback = false;  // IFF_LOOPBACK: every peer it reaches is on this host
+  // The largest MTU among the up interfaces of the address's family (at
+  // least `mtu`): what a peer's route may take (a peer on this host is
+  // reached through loopback whatever address it has; a wildcard bind
+  // reaches every interface). provider/io/route_payload.h picks per peer.
+  uint32_t largest_mtu = 0;
 };
 
 bool IsWildcard(const IpAddress& addr);

@@ -10,8 +10,17 @@
 // retransmissions (ACKs are counted apart), so the first transmissions are
 // packets_sent less the retransmissions. One process per case
 // (params_harness.h). Peers with different payloads: mtu_pingpong.sh.
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <regex>
 #include <string>
 #include <vector>
@@ -61,7 +70,10 @@ class MtuRdm : public RdmApi {
     setenv("FI_LOG_LEVEL", "info", 1);
     if (payload_env_ != nullptr) setenv("FI_UET_PAYLOAD", payload_env_, 1);
     testing::internal::CaptureStderr();  // from the first fi_getinfo to the close
-    RdmApi::SetUp();
+    ASSERT_NO_FATAL_FAILURE(a_.Open({.ip = a_ip_.c_str()}));
+    ASSERT_NO_FATAL_FAILURE(b_.Open({.ip = "127.0.0.2"}));
+    a_to_b_ = a_.ep.Insert(b_.ep);
+    b_to_a_ = b_.ep.Insert(a_.ep);
   }
   // Sends one MiB a -> b, closes both, and returns the log.
   std::string OneMibLog() {
@@ -79,6 +91,7 @@ class MtuRdm : public RdmApi {
     return best;
   }
   const char* payload_env_ = nullptr;
+  std::string a_ip_ = "127.0.0.1";
 };
 
 TEST_F(MtuRdm, LoopbackSendsAMibInAt130PacketsOf8192Bytes) {
@@ -135,6 +148,60 @@ TEST_F(MtuRdmEvs, AnEvCountSetExplicitlyStillSpraysOnLoopback) {
                           std::sregex_iterator()),
             2)
       << log;
+}
+
+// An up, non-loopback IPv4 address of this host whose interface MTU gives a
+// payload below loopback's 8192 (eth0 at 1500: 1324), or "" when none.
+std::string HostAddressBelowLoopback() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return "";
+  std::string found;
+  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  for (const ifaddrs* p = list; p != nullptr && found.empty(); p = p->ifa_next) {
+    if (p->ifa_addr == nullptr || p->ifa_addr->sa_family != AF_INET) continue;
+    if (!(p->ifa_flags & IFF_UP) || (p->ifa_flags & IFF_LOOPBACK)) continue;
+    ifreq req{};
+    std::strncpy(req.ifr_name, p->ifa_name, IFNAMSIZ - 1);
+    if (ioctl(fd, SIOCGIFMTU, &req) != 0 || req.ifr_mtu + 0u >= kLoopbackPayload + 176) continue;
+    char text[INET_ADDRSTRLEN] = {};
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(p->ifa_addr)->sin_addr, text,
+              sizeof text);
+    found = text;
+  }
+  if (fd >= 0) close(fd);
+  freeifaddrs(list);
+  return found;
+}
+
+// a on this host's own address of a smaller-MTU interface (what fi_pingpong's
+// server binds given no address), b on 127.0.0.2: a's payload stays its
+// interface's, but the kernel routes to b through loopback, so a sends b
+// 8192-byte packets (issue 26 item 3, provider/io/route_payload.h).
+class MtuRdmHostAddress : public MtuRdm {
+ protected:
+  void SetUp() override {
+    a_ip_ = HostAddressBelowLoopback();
+    if (a_ip_.empty()) {
+      GTEST_SKIP() << "no up IPv4 interface other than loopback with an MTU below "
+                   << kLoopbackPayload + 176 << " on this host";
+    }
+    MtuRdm::SetUp();
+  }
+};
+
+TEST_F(MtuRdmHostAddress, APeerOnThisHostGetsLoopbacksPayload) {
+  const std::string log = OneMibLog();
+  EXPECT_TRUE(std::regex_search(
+      log, std::regex("payload [0-9]+ B \\(MTU [0-9]+ of [^;)]+; up to 8192 B to peers whose "
+                      "route takes more\\)")))
+      << log;
+  EXPECT_TRUE(std::regex_search(log, std::regex("payload per peer route: 1 route lookups")))
+      << log;
+  const std::vector<Counts> c = PdsCounts(log);
+  ASSERT_EQ(c.size(), 2u) << log;
+  EXPECT_GE(Sender(c).fresh, kMiB / kLoopbackPayload);
+  EXPECT_LE(Sender(c).fresh, 130u) << "a sent at its interface's payload, not the route's: "
+                                   << log;
 }
 
 TEST(MtuParams, DgramMaxMsgSizeIsTheLoopbackPayload) {

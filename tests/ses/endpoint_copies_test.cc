@@ -89,26 +89,7 @@ class FakeDeviceIo final : public RegionIo {
 
 class CopiesTest : public ::testing::Test {
  protected:
-  void Run(std::vector<Node*> nodes) {
-    for (int i = 0; i < 100000; ++i) {
-      bool moved = false;
-      for (Node* n : nodes) {
-        for (const Wire& w : std::exchange(n->sent, {})) {
-          moved = true;
-          for (Node* m : nodes) {
-            if (m->address() == w.to) m->ep().OnPacket(now_, w.from, w.bytes);
-          }
-        }
-      }
-      if (moved) continue;
-      TimePoint next = TimePoint::Max();
-      for (Node* n : nodes) next = std::min(next, n->ep().NextDeadline());
-      if (next == TimePoint::Max() || next > now_ + seconds(1)) return;
-      now_ = std::max(now_, next);
-      for (Node* n : nodes) n->ep().OnTimer(now_);
-    }
-    ADD_FAILURE() << "never went quiet";
-  }
+  void Run(std::vector<Node*> nodes) { testutil::RunUntilQuiet(nodes, now_); }
 
   static Bytes Pattern(size_t n) {
     Bytes b(n);
