@@ -437,6 +437,16 @@ class Engine {
   // says so, answered with a NACK.
   void OnPacket(TimePoint now, const FabricAddress& from, std::span<const std::byte> bytes,
                 RxMeta meta = {});
+  // A receive batch: the packets one receive call returned, handed to
+  // OnPacket between these two calls. Inside it an ACK that only the byte
+  // trigger made due waits for EndReceiveBatch, which sends one per PDC
+  // covering all its packets of the batch; every other reason (SYN, AR,
+  // out of order, duplicate, CE, guaranteed delivery) still sends at once
+  // (spec-notes/pds.md "ACK coalescing"). Outside a batch: at once, as before.
+  void BeginReceiveBatch() { in_rx_batch_ = true; }
+  void EndReceiveBatch(TimePoint now);
+  // ACKs that waited for the end of a batch (counted per PDC as byte-trigger).
+  uint64_t batch_end_acks() const { return batch_end_acks_; }
   void OnTimer(TimePoint now);
   TimePoint NextDeadline() const;
 
@@ -733,6 +743,11 @@ class Engine {
   std::unordered_map<uint16_t, HalfOpen> half_open_;
   std::map<uint64_t, uint16_t> half_open_by_age_;
   size_t rx_bytes_ = 0;  // the size of the packet OnPacket handles
+  // BeginReceiveBatch .. EndReceiveBatch: the PDCs whose byte-trigger ACK waits
+  // (ReceiverHalf::ack_at_batch_end marks them once).
+  bool in_rx_batch_ = false;
+  std::vector<uint16_t> batch_acks_;
+  uint64_t batch_end_acks_ = 0;
   CccTable cccs_;
   // CCCs to pump when the entry point ends: their in flight dropped
   // (DropInFlight), or SES submitted from a request upcall.

@@ -270,8 +270,32 @@ void Engine::HandleRequest(TimePoint now, const FabricAddress& from, const RudRo
   // CACK jumped over PSNs that had arrived: the hole closed, tell the sender.
   if (verdict == RxPsn::kNew && rx.window.cack() > cack_before + 1) arrival.out_of_order = true;
   if (AckReason why = rx.ack.OnPacket(now, arrival); why != AckReason::kNone) {
+    if (why == AckReason::kByteTrigger && in_rx_batch_) {
+      if (!rx.ack_at_batch_end) {
+        rx.ack_at_batch_end = true;
+        batch_acks_.push_back(pdc.local.value());
+      }
+      return;
+    }
     SendAck(now, pdc, req.psn, why, meta.ecn_ce);
   }
+}
+
+void Engine::EndReceiveBatch(TimePoint now) {
+  DepthGuard guard(depth_);
+  now_ = now;
+  in_rx_batch_ = false;
+  for (const uint16_t local : batch_acks_) {
+    Pdc* pdc = LookupPdc(local);
+    if (pdc == nullptr || !pdc->rx || !pdc->rx->ack_at_batch_end) continue;  // gone meanwhile
+    ReceiverHalf& rx = *pdc->rx;
+    rx.ack_at_batch_end = false;
+    // An ACK for another reason may have covered the batch since.
+    if (rx.ack.pending_packets() == 0) continue;
+    SendAck(now, *pdc, rx.last_arrival, AckReason::kByteTrigger, rx.last_arrival_ce);
+    ++batch_end_acks_;
+  }
+  batch_acks_.clear();
 }
 
 void Engine::RecordArrival(Pdc& pdc, Psn psn, size_t payload_bytes, bool ecn_ce) {

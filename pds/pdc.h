@@ -169,6 +169,7 @@ class ReceiverHalf {
   AckPolicy ack;
   Psn last_arrival;  // the PSN an ACK sent on the delay timer names
   bool last_arrival_ce = false;
+  bool ack_at_batch_end = false;  // in Engine::batch_acks_ (Engine::EndReceiveBatch)
   // Guaranteed-delivery responses by PSN (held in `window` until cleared).
   std::map<Psn, StoredResponse> stored;
   std::optional<TimePoint> clear_requested_at;

@@ -86,10 +86,12 @@ Progress::~Progress() {
   const AckRide::Counters& r = ride_.counters();
   UET_LOG_INFO(FI_LOG_EP_DATA,
                "uet: endpoint port %u: send calls %llu; ACK riding (window %lld us): held "
-               "%llu, rode %llu, expired %llu, released %llu, skipped %llu\n",
+               "%llu, rode %llu, expired %llu, released %llu, skipped %llu; byte-trigger ACKs "
+               "at a receive batch's end %llu\n",
                io_->local_port(), ULL(send_batches_),
                static_cast<long long>(ride_.window() / std::chrono::microseconds(1)),
-               ULL(r.held), ULL(r.rode), ULL(r.expired), ULL(r.released), ULL(r.skipped));
+               ULL(r.held), ULL(r.rode), ULL(r.expired), ULL(r.released), ULL(r.skipped),
+               ULL(ses_->pds().batch_end_acks()));
   if (route_payloads_ != nullptr) {
     const RoutePayloads::Stats& rp = route_payloads_->stats();
     UET_LOG_INFO(FI_LOG_EP_DATA,
@@ -160,6 +162,7 @@ size_t Progress::Run(bool may_hold) {
   // the application's under manual progress (the standby thread only stands
   // in), the domain thread under FI_PROGRESS_AUTO.
   io_->AllowReceiverClaim(t_domain_progress_thread == auto_progress_);
+  ses_->BeginReceiveBatch();
   const size_t received = io_->Poll([&](const RxDatagram& d) {
     if (IsCmDatagram(d.bytes)) {
       CmOnDatagram(ep_, d.src, d.src_port, d.bytes);
@@ -178,6 +181,7 @@ size_t Progress::Run(bool may_hold) {
     last_arrival_ = now;
     ses_->OnPacket(now, src, packet, pds::RxMeta{.ecn_ce = d.ecn_ce});
   });
+  ses_->EndReceiveBatch(now);  // one byte-trigger ACK per PDC for the whole batch
   if (security_ && security_->refused() != tss_refused_reported_) ReportTssRefusals(now);
   if (now >= ses_->NextDeadline()) ses_->OnTimer(now);
   if (hmem_ != nullptr && hmem_->busy()) hmem_->Poll();

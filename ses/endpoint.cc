@@ -146,6 +146,11 @@ void Endpoint::OnPacket(TimePoint now, const FabricAddress& from, std::span<cons
   pds_->OnPacket(now, from, bytes, meta);
 }
 
+void Endpoint::EndReceiveBatch(TimePoint now) {
+  Entry entry(*this, now);
+  pds_->EndReceiveBatch(now);
+}
+
 void Endpoint::OnTimer(TimePoint now) {
   Entry entry(*this, now);
   pds_->OnTimer(now);

@@ -349,6 +349,10 @@ class Endpoint final : private pds::Delivery {
   Status DeregisterMemory(uint64_t key) { return memory_.Deregister(key); }
 
   // ---- I/O and time ----
+  // Around the OnPacket calls of one receive call's packets: ACKs due only by
+  // the byte trigger go once per PDC at the end (pds::Engine::BeginReceiveBatch).
+  void BeginReceiveBatch() { pds_->BeginReceiveBatch(); }
+  void EndReceiveBatch(TimePoint now);
   void OnPacket(TimePoint now, const FabricAddress& from, std::span<const std::byte> bytes,
                 pds::RxMeta meta = {});
   void OnTimer(TimePoint now);

@@ -30,6 +30,56 @@ TEST_F(EngineTest, RequestWithoutArIsAckedWhenTheAckDelayExpires) {
   EXPECT_EQ(B().NextDeadline(), TimePoint::Max());
 }
 
+// A's requests of ~4 KiB without AR, handed to B by hand (PSN next + i).
+class BatchAckTest : public EngineTest {
+ protected:
+  void SetUp() override {
+    Build();
+    e_ = Establish();
+  }
+  void InjectData(uint32_t i, bool ar = false) {
+    RudRodRequest r = DataReq(e_, e_.next + i);
+    r.ar = ar;
+    Inject(B(), kA, r, Payload(i + 2, 4096));
+  }
+  uint64_t ByteTriggerAcks() { return B().FindPdc(e_.tb)->counters.acks_sent[AckReason::kByteTrigger]; }
+  Established e_;
+};
+
+// Given 8 packets outside a receive batch, expect an ACK per 16 KiB (the
+// byte trigger, 2); given 8 more inside one, expect none until
+// EndReceiveBatch, then one covering all of them.
+TEST_F(BatchAckTest, ByteTriggerAcksWaitForTheEndOfAReceiveBatch) {
+  for (uint32_t i = 0; i < 8; ++i) InjectData(i);
+  EXPECT_EQ(TakeB().size(), 2u);
+  EXPECT_EQ(ByteTriggerAcks(), 2u);
+  B().BeginReceiveBatch();
+  for (uint32_t i = 8; i < 16; ++i) InjectData(i);
+  EXPECT_TRUE(TakeB().empty()) << "byte-trigger ACKs wait for the end of the batch";
+  B().EndReceiveBatch(now_);
+  Sent ack = TakeOneB();
+  ASSERT_NE(ack.ack(), nullptr);
+  EXPECT_EQ(ack.ack()->cack_psn, e_.next + 15);
+  EXPECT_EQ(ByteTriggerAcks(), 3u);
+  EXPECT_EQ(B().batch_end_acks(), 1u);
+  EXPECT_EQ(B().NextDeadline(), TimePoint::Max()) << "nothing left waiting for an ACK";
+}
+
+// Given an AR packet inside a batch, expect its ACK at once (covering the
+// batch so far) and nothing more at the end when nothing arrived after it.
+TEST_F(BatchAckTest, AnAckRequestInsideABatchIsAnsweredAtOnce) {
+  B().BeginReceiveBatch();
+  for (uint32_t i = 0; i < 7; ++i) InjectData(i);
+  InjectData(7, /*ar=*/true);
+  Sent ack = TakeOneB();
+  ASSERT_NE(ack.ack(), nullptr);
+  EXPECT_EQ(ack.ack()->cack_psn, e_.next + 7);
+  B().EndReceiveBatch(now_);
+  EXPECT_TRUE(TakeB().empty());
+  EXPECT_EQ(B().batch_end_acks(), 0u);
+  EXPECT_EQ(B().FindPdc(e_.tb)->counters.acks_sent[AckReason::kAckRequested], 1u);
+}
+
 TEST_F(EngineTest, ReorderedAcksAreHarmless) {
   Build();
   Establish();
