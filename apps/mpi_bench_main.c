@@ -70,32 +70,59 @@ static void PingPong(size_t bytes) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-static void Allreduce(size_t bytes) {
-  const size_t n = bytes / sizeof(double);
-  double* in = malloc(n * sizeof(double));
-  double* out = malloc(n * sizeof(double));
-  for (size_t i = 0; i < n; ++i) in[i] = (double)(g_rank + 1);
-  const int reps = Reps(bytes), warm = reps / 10 + 1;
+/* Runs op(arg) warm-up and `reps` timed times on every rank (the timed part
+ * after a barrier), stopping early past the cap (*cut = 1). Returns, at rank
+ * 0, the slowest rank's us per operation. */
+static double TimeCollective(int reps, void (*op)(void*), void* arg, int* cut) {
+  const int warm = reps / 10 + 1;
   double t0 = 0;
-  int done = 0, cut = 0;
+  int done = 0;
+  *cut = 0;
   const double start = MPI_Wtime();
   for (int i = 0; i < warm + reps; ++i) {
     if (i == warm) {
       MPI_Barrier(MPI_COMM_WORLD);
       t0 = MPI_Wtime();
     }
-    MPI_Allreduce(in, out, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    op(arg);
     if (i >= warm) ++done;
     if ((i & 3) == 3 && CapPassed(start)) {
-      cut = 1;
+      *cut = 1;
       break;
     }
   }
   double us = done ? (MPI_Wtime() - t0) * 1e6 / done : 0, worst = 0;
   MPI_Reduce(&us, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  return worst;
+}
+
+struct Buffers {
+  void* in;
+  void* out;
+  size_t count;
+};
+
+static void AllreduceOp(void* arg) {
+  const struct Buffers* b = arg;
+  MPI_Allreduce(b->in, b->out, (int)b->count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
+static void AlltoallOp(void* arg) {
+  const struct Buffers* b = arg;
+  MPI_Alltoall(b->in, (int)b->count, MPI_BYTE, b->out, (int)b->count, MPI_BYTE, MPI_COMM_WORLD);
+}
+
+static void Allreduce(size_t bytes) {
+  const size_t n = bytes / sizeof(double);
+  double* in = malloc(n * sizeof(double));
+  double* out = malloc(n * sizeof(double));
+  for (size_t i = 0; i < n; ++i) in[i] = (double)(g_rank + 1);
+  struct Buffers b = {in, out, n};
+  int cut = 0;
+  const double us = TimeCollective(Reps(bytes), AllreduceOp, &b, &cut);
   const double want = g_size * (g_size + 1) / 2.0;
   if (n && (out[0] != want || out[n - 1] != want)) ++g_bad;
-  if (g_rank == 0) printf("allreduce %zu: %.1f us%s\n", bytes, worst, cut ? " (cut short)" : "");
+  if (g_rank == 0) printf("allreduce %zu: %.1f us%s\n", bytes, us, cut ? " (cut short)" : "");
   free(in);
   free(out);
 }
@@ -104,28 +131,13 @@ static void Alltoall(size_t bytes) {
   unsigned char* in = malloc(bytes * g_size);
   unsigned char* out = malloc(bytes * g_size);
   for (int r = 0; r < g_size; ++r) memset(in + (size_t)r * bytes, (unsigned char)(g_rank * 7 + r), bytes);
-  const int reps = Reps(bytes * g_size), warm = reps / 10 + 1;
-  double t0 = 0;
-  int done = 0, cut = 0;
-  const double start = MPI_Wtime();
-  for (int i = 0; i < warm + reps; ++i) {
-    if (i == warm) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      t0 = MPI_Wtime();
-    }
-    MPI_Alltoall(in, (int)bytes, MPI_BYTE, out, (int)bytes, MPI_BYTE, MPI_COMM_WORLD);
-    if (i >= warm) ++done;
-    if ((i & 3) == 3 && CapPassed(start)) {
-      cut = 1;
-      break;
-    }
-  }
-  double us = done ? (MPI_Wtime() - t0) * 1e6 / done : 0, worst = 0;
-  MPI_Reduce(&us, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  struct Buffers b = {in, out, bytes};
+  int cut = 0;
+  const double us = TimeCollective(Reps(bytes * g_size), AlltoallOp, &b, &cut);
   for (int r = 0; r < g_size && bytes; ++r) {
     if (out[(size_t)r * bytes] != (unsigned char)(r * 7 + g_rank)) ++g_bad;
   }
-  if (g_rank == 0) printf("alltoall %zu: %.1f us%s\n", bytes, worst, cut ? " (cut short)" : "");
+  if (g_rank == 0) printf("alltoall %zu: %.1f us%s\n", bytes, us, cut ? " (cut short)" : "");
   free(in);
   free(out);
 }

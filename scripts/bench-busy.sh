@@ -41,20 +41,9 @@ if [ "$dirs" = "uet=build/release/provider" ] && [ ! -f build/release/provider/l
   cmake --build build/release --target uet-fi >/dev/null
 fi
 
-busy_pids=()
-stop_busy() {
-  for p in "${busy_pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${busy_pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  busy_pids=()
-}
+# shellcheck source=scripts/busy-loops.sh
+. scripts/busy-loops.sh
 trap stop_busy EXIT INT TERM
-start_busy() {
-  local n=$(($(nproc) * per_core))
-  for ((i = 0; i < n; i++)); do
-    bash -c 'while :; do :; done' &
-    busy_pids+=($!)
-  done
-}
 
 # One run: prints usec/xfer or "failed".
 run_one() {  # label provider_dir provider case
@@ -76,7 +65,7 @@ for d in $dirs; do labels+=("${d%%=*}"); done
 for s in $stock; do labels+=("$s"); done
 
 for case in $cases; do
-  [ "$case" = busy ] && start_busy
+  [ "$case" = busy ] && start_busy "$per_core"
   for ((r = 1; r <= rounds; r++)); do
     for d in $dirs; do
       v=$(run_one "${d%%=*}" "${d#*=}" uet "$case")

@@ -48,20 +48,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_plm=isolated OMPI_MCA_btl=self OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_hwloc_base_binding_policy=none
 
-busy_pids=()
-stop_busy() {
-  for p in "${busy_pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${busy_pids[@]}"; do wait "$p" 2>/dev/null || true; done
-  busy_pids=()
-}
+# shellcheck source=scripts/busy-loops.sh
+. scripts/busy-loops.sh
 trap stop_busy EXIT INT TERM
-start_busy() {
-  local n=$(($(nproc) * per_core))
-  for ((i = 0; i < n; i++)); do
-    bash -c 'while :; do :; done' &
-    busy_pids+=($!)
-  done
-}
 
 tmp=$(mktemp -d)
 trap 'stop_busy; rm -rf "$tmp"' EXIT INT TERM
@@ -73,7 +62,7 @@ figures=("pingpong 64:us" "pingpong 1048576:us" "pingpong 1048576:MB/s" "allredu
 
 run_one() {  # case provider
   local c=$1 p=$2 np=${1##*-} f=$tmp/run.out
-  [ "${c%%-*}" = busy ] && start_busy
+  [ "${c%%-*}" = busy ] && start_busy "$per_core"
   local rc=0
   timeout -s TERM $((cap * 8 + 60)) mpirun -np "$np" --mca pml cm --mca mtl ofi \
     --mca mtl_ofi_provider_include "$p" "$bench" "$cap" >"$f" 2>&1 || rc=$?
