@@ -99,8 +99,16 @@ std::optional<std::span<const std::byte>> PacketSecurity::Seal(
 std::optional<std::span<const std::byte>> PacketSecurity::Seal(const FabricAddress& dst,
                                                                 std::span<const std::byte> head,
                                                                 std::span<const std::byte> body) {
-  const std::span<std::byte> out =
-      tx_.Get(sd_->header_size() + head.size() + body.size() + tss::kTagSize);
+  const std::span<std::byte> out = tx_.Get(SealedSize(head.size() + body.size()));
+  const std::optional<size_t> n = SealInto(dst, head, body, out);
+  if (!n) return std::nullopt;
+  return out.first(*n);
+}
+
+std::optional<size_t> PacketSecurity::SealInto(const FabricAddress& dst,
+                                               std::span<const std::byte> head,
+                                               std::span<const std::byte> body,
+                                               std::span<std::byte> out) {
   const std::span<const std::byte> parts[] = {head, body};
   // Server mode derives the client's key from its SSI: the peer's SSI under
   // the same rule as ours (FI_UET_TSS_SSI overrides only the local one).
@@ -109,7 +117,7 @@ std::optional<std::span<const std::byte>> PacketSecurity::Seal(const FabricAddre
       tss::SealTo(*sd_, tss::AadAddrs{.src = local_, .dst = dst.ip, .entropy_header = {}}, parts,
                   out, peer);
   if (!n.ok()) return std::nullopt;
-  return out.first(*n);
+  return *n;
 }
 
 std::optional<std::span<const std::byte>> PacketSecurity::Open(

@@ -87,6 +87,7 @@ class PacketSecurity {
  public:
   // Bytes TSS adds to every datagram: header with SSI (16) + tag (16).
   static constexpr size_t kOverhead = 32;
+  static constexpr size_t kTagSize = tss::AesGcm256::kTagSize;
 
   static absl::StatusOr<std::unique_ptr<PacketSecurity>> Create(const SecuritySetup& setup);
   // Reads the key file into setup.db and returns the JobID of the secure
@@ -104,6 +105,15 @@ class PacketSecurity {
   std::optional<std::span<const std::byte>> Seal(const FabricAddress& dst,
                                                  std::span<const std::byte> head,
                                                  std::span<const std::byte> body);
+  // The same, written into `out` (a send slot: PacketIo::Reserve) instead of
+  // this object's buffer; the datagram's length, nothing when refused (as
+  // above, or `out` shorter than SealedSize: out_errored_pkts).
+  std::optional<size_t> SealInto(const FabricAddress& dst, std::span<const std::byte> head,
+                                 std::span<const std::byte> body, std::span<std::byte> out);
+  // The sealed datagram's length for a PDS packet of `packet_bytes`.
+  size_t SealedSize(size_t packet_bytes) const {
+    return sd_->header_size() + packet_bytes + kTagSize;
+  }
   // The PDS packet inside a datagram from `src`, valid until the next Open;
   // nothing when the datagram is refused (counted).
   std::optional<std::span<const std::byte>> Open(const FabricAddress& src,

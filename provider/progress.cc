@@ -129,8 +129,11 @@ Progress::~Progress() {
                io_->local_port(), ULL(sc.requests_refused), ULL(sc.requests_bad_job),
                ULL(sc.malformed_requests), ULL(sc.datagrams_dropped));
   if (security_) {
-    UET_LOG_INFO(FI_LOG_EP_DATA, "uet: endpoint port %u TSS SDI %u:%s\n", io_->local_port(),
-                 security_->sdi(), security_->CountersText().c_str());
+    UET_LOG_INFO(FI_LOG_EP_DATA, "uet: endpoint port %u TSS SDI %u:%s; early flushes %llu (every %zu B); sealed into the send ring %llu, "
+                 "through a copy %llu\n",
+                 io_->local_port(), security_->sdi(), security_->CountersText().c_str(),
+                 ULL(crypto_flush_.early_flushes()), crypto_flush_.every_bytes(),
+                 ULL(sealed_in_ring_), ULL(sealed_copied_));
   }
 }
 
@@ -180,6 +183,8 @@ size_t Progress::Run(bool may_hold) {
     if (ep_.type == FI_EP_MSG) CmOnTraffic(ep_);
     last_arrival_ = now;
     ses_->OnPacket(now, src, packet, pds::RxMeta{.ecn_ce = d.ecn_ce});
+    // The ACKs of what we opened go now, not after the whole receive batch.
+    if (security_) AfterCrypto(d.bytes.size());
   });
   ses_->EndReceiveBatch(now);  // one byte-trigger ACK per PDC for the whole batch
   if (security_ && security_->refused() != tss_refused_reported_) ReportTssRefusals(now);
@@ -251,10 +256,35 @@ void Progress::ReportTssRefusals(TimePoint now) {
   tss_reported_at_ = now;
 }
 
-std::optional<std::span<const std::byte>> Progress::Wire(const FabricAddress& dst,
-                                                         std::span<const std::byte> packet) {
-  if (security_) return security_->Seal(dst, packet);
-  return packet;
+void Progress::AfterCrypto(size_t bytes) {
+  if (crypto_flush_.Add(bytes, QueuedTotal() > 0)) {
+    crypto_flush_.CountEarly();
+    FlushNow();
+  }
+}
+
+void Progress::QueueSealed(const FabricAddress& dst, std::span<const std::byte> head,
+                           std::span<const std::byte> body, uint16_t ev) {
+  const size_t size = security_->SealedSize(head.size() + body.size());
+  if (ev == 0) {
+    BeforeQueue(0);
+    const std::span<std::byte> slot = io_->Reserve(dst.ip, dst.port);
+    if (slot.size() >= size) {
+      const std::optional<size_t> n = security_->SealInto(dst, head, body, slot);
+      if (!n) return;  // refused (counted by the TSS library); the slot stays free
+      io_->Commit(*n);
+      ++sealed_in_ring_;
+      AfterCrypto(*n);
+      return;
+    }
+  }
+  // No slot to lend (an EV's socket, a backend without a ring): sealed into
+  // PacketSecurity's buffer, then copied into the batch.
+  const std::optional<std::span<const std::byte>> wire = security_->Seal(dst, head, body);
+  if (!wire) return;  // refused: counted by the TSS library
+  QueueDatagram(dst, *wire, ev);
+  ++sealed_copied_;
+  AfterCrypto(wire->size());
 }
 
 void Progress::BeforeQueue(uint16_t ev) {
@@ -314,6 +344,7 @@ void Progress::FlushHeldIn(Domain& domain, const Endpoint* except,
 }
 
 void Progress::FlushNow() {
+  crypto_flush_.Flushed();
   if (ride_.on()) ride_.OnFlush(ride_.held() ? Now() : TimePoint{}, QueuedTotal());
   SyncRideCount();
   for (uint16_t ev : flush_order_) {
@@ -344,8 +375,10 @@ void Progress::QueueDatagram(const FabricAddress& dst, std::span<const std::byte
 
 void Progress::Send(const FabricAddress& dst, std::span<const std::byte> packet) {
   ride_.OnQueued(packet);
-  if (std::optional<std::span<const std::byte>> wire = Wire(dst, packet)) {
-    QueueDatagram(dst, *wire, 0);
+  if (security_) {
+    QueueSealed(dst, packet, {}, 0);
+  } else {
+    QueueDatagram(dst, packet, 0);
   }
 }
 
@@ -357,8 +390,10 @@ void Progress::SendOnPath(const FabricAddress& dst, std::span<const std::byte> p
   // batch and the others in their EV's, all sent by the same Flush: order
   // holds per socket (per path), which is what sprayed PDCs' loss detection
   // relies on (spec-notes/pds.md "Entropy and spraying").
-  if (std::optional<std::span<const std::byte>> wire = Wire(dst, packet)) {
-    QueueDatagram(dst, *wire, ev);
+  if (security_) {
+    QueueSealed(dst, packet, {}, ev);
+  } else {
+    QueueDatagram(dst, packet, ev);
   }
 }
 
@@ -377,9 +412,7 @@ void Progress::QueueParts(const FabricAddress& dst, std::span<const std::byte> h
                           std::span<const std::byte> body, uint16_t ev, pds::LendTag* lend) {
   ride_.OnQueued(head);  // the PDS header says whether it is data or control
   if (security_) {
-    // One datagram sealed from both parts (PacketSecurity's two-span Seal).
-    std::optional<std::span<const std::byte>> wire = security_->Seal(dst, head, body);
-    if (wire) QueueDatagram(dst, *wire, ev);  // else refused: counted by the TSS library
+    QueueSealed(dst, head, body, ev);
     return;
   }
   BeforeQueue(ev);

@@ -19,6 +19,7 @@
 
 #include "pds/engine.h"
 #include "provider/ack_ride.h"
+#include "provider/crypto_flush.h"
 #include "provider/hmem/ep_hmem.h"
 #include "provider/io/ev_sockets.h"
 #include "provider/io/packet_io.h"
@@ -108,8 +109,15 @@ class Progress final : public pds::PacketSink,
   void CountDroppedCm() { ++dropped_cm_; }
   uint64_t dropped_cm() const { return dropped_cm_; }
   const char* io_backend() const { return io_->backend_name(); }
-  // TSS on: every UET datagram is sealed and opened (packet_security.h).
-  void SetSecurity(std::unique_ptr<PacketSecurity> s) { security_ = std::move(s); }
+  // TSS on: every UET datagram is sealed and opened (packet_security.h), and
+  // what is queued goes out every `flush_bytes` sealed or opened
+  // (crypto_flush.h; 0: at the end of a pass, as with TSS off).
+  void SetSecurity(std::unique_ptr<PacketSecurity> s,
+                   size_t flush_bytes = CryptoFlush::kDefaultBytes) {
+    security_ = std::move(s);
+    crypto_flush_ = CryptoFlush(flush_bytes);
+  }
+  uint64_t crypto_early_flushes() const { return crypto_flush_.early_flushes(); }
   const PacketSecurity* security() const { return security_.get(); }
   PacketIo::Stats io_stats() const { return io_->stats(); }
 
@@ -152,10 +160,15 @@ class Progress final : public pds::PacketSink,
                        std::span<const std::byte> body, uint16_t ev);
   void Releasing(pds::LendTag lend) override;
   void ReleasingAll() override;
-  // The bytes to put on the wire for `packet`: sealed when TSS is on; nothing
-  // when sealing refused (counter exhausted: out_invoke_fail, PDS sees a loss).
-  std::optional<std::span<const std::byte>> Wire(const FabricAddress& dst,
-                                                  std::span<const std::byte> packet);
+  // TSS on: seals head ‖ body to dst and queues it on EV `ev`'s socket:
+  // straight into the main socket's send slot where its backend lends one
+  // (PacketIo::Reserve), else into PacketSecurity's buffer and then copied.
+  // A refused seal (counter exhausted: out_invoke_fail) queues nothing (PDS
+  // sees a loss).
+  void QueueSealed(const FabricAddress& dst, std::span<const std::byte> head,
+                   std::span<const std::byte> body, uint16_t ev);
+  uint64_t sealed_in_ring_ = 0;  // datagrams QueueSealed sealed into a send slot
+  uint64_t sealed_copied_ = 0;   // and those it sealed elsewhere and copied
   // ses::EndpointEvents
   void OnCompletion(const ses::Completion& c) override;
   void OnPlaced(std::span<const std::byte> bytes) override;
@@ -203,6 +216,10 @@ class Progress final : public pds::PacketSink,
   std::unique_ptr<RoutePayloads> route_payloads_;  // before ses_: SES asks it
   std::unique_ptr<ses::Endpoint> ses_;
   std::unique_ptr<PacketSecurity> security_;  // TSS, when on
+  // TSS on: `bytes` of a datagram were sealed (and queued) or opened (and
+  // handed to SES); flushes early when CryptoFlush says so.
+  void AfterCrypto(size_t bytes);
+  CryptoFlush crypto_flush_;
   // Refused datagrams are logged as a warning at most once a second.
   void ReportTssRefusals(TimePoint now);
   uint64_t tss_refused_reported_ = 0;

@@ -353,7 +353,7 @@ int EnableEndpoint(Endpoint& ep) {
     UET_LOG_INFO(FI_LOG_EP_CTRL, "uet: endpoint port %u: TSS on, SDI %u, SSI 0x%08x, %s mode\n",
                  s.port, (*sec)->sdi(), (*sec)->ssi(),
                  tss::KeyModeName((*sec)->sd().config().mode));
-    ep.progress->SetSecurity(std::move(*sec));
+    ep.progress->SetSecurity(std::move(*sec), static_cast<size_t>(Params().tss_flush_bytes));
   }
   ep.local.udp_port = ep.progress->port();
   ep.local.initiator_id = ep.local.udp_port;

@@ -104,6 +104,9 @@ ProviderParams ReadParams() {
   if (fi_param_get_int(&g_provider, "tss_auth_fail_latch", &v) == FI_SUCCESS && v >= 0) {
     p.tss_auth_fail_latch = v;
   }
+  if (fi_param_get_int(&g_provider, "tss_flush_bytes", &v) == FI_SUCCESS && v >= 0) {
+    p.tss_flush_bytes = v;
+  }
   s = nullptr;
   if (fi_param_get_str(&g_provider, "cc", &s) == FI_SUCCESS && s != nullptr) p.cc = s;
   s = nullptr;
@@ -379,6 +382,10 @@ constexpr ParamDef kParamDefs[] = {
      "TSS: after this many packets that fail authentication the secure domain "
      "drops everything until reset (default 0: never; counted and logged either "
      "way). A threshold lets anyone who can reach the port stop the job"},
+    {"tss_flush_bytes", FI_PARAM_INT,
+     "TSS: send what is queued every this many bytes sealed or opened, so the peer "
+     "opens while this side seals (default 114688; 0: only when the send batch is "
+     "full or the progress pass ends)"},
     {"cc", FI_PARAM_STRING,
      "Congestion controller of every PDC: fixed (default), nscc, rccc or nscc+rccc "
      "(spec-notes/cc.md); both hosts must name the same one"},

@@ -159,6 +159,20 @@ class PacketIo {
     (void)src_port, (void)dst, (void)port, (void)head, (void)body;
     return false;
   }
+  // A datagram written straight into the send batch (TSS seals into it:
+  // one copy fewer, issue 26): Reserve returns the next send slot's room
+  // (max_datagram() bytes) for a datagram to dst:port, flushing first when
+  // the batch is full; the caller writes the datagram there and then calls
+  // Commit with its length, before any other call on this PacketIo (a
+  // Reserve never committed queues nothing). Empty: no slot to lend (the
+  // default, for backends without a TxRing: io_uring's and mmsg's have one;
+  // a destination the socket cannot reach; the batch still full after the
+  // flush): the caller writes elsewhere and Queues, which counts a refusal.
+  virtual std::span<std::byte> Reserve(const IpAddress& dst, uint16_t port) {
+    (void)dst, (void)port;
+    return {};
+  }
+  virtual void Commit(size_t n) { (void)n; }
   // Copies the lent body that `loan` names into its slot if it is still
   // queued (DetachAll: every lent body), before the caller frees or reuses
   // it. O(1): one slot looked at. A stale loan (sent since) does nothing.

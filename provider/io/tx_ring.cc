@@ -15,6 +15,7 @@ size_t TxRing::Bytes(size_t batch, size_t max_datagram) {
 
 TxRing::TxRing(size_t batch, size_t max_datagram)
     : batch_(batch),
+      slot_bytes_(max_datagram),
       buf_(std::make_unique_for_overwrite<std::byte[]>(batch * max_datagram)),
       iov_(2 * batch),
       addr_(batch),
@@ -47,6 +48,20 @@ bool TxRing::Push(int family, const IpAddress& dst, uint16_t port,
   this->body(slot) = iovec{nullptr, 0};
   ++count_;
   return true;
+}
+
+std::span<std::byte> TxRing::ReserveTail(int family, const IpAddress& dst, uint16_t port) {
+  if (full()) return {};
+  const size_t slot = (head_ + count_) % batch_;
+  if (!Address(family, dst, port, slot)) return {};
+  return {static_cast<std::byte*>(own(slot).iov_base), slot_bytes_};
+}
+
+void TxRing::CommitTail(size_t n) {
+  const size_t slot = (head_ + count_) % batch_;
+  own(slot).iov_len = std::min(n, slot_bytes_);
+  body(slot) = iovec{nullptr, 0};
+  ++count_;
 }
 
 bool TxRing::PushLent(int family, const IpAddress& dst, uint16_t port,

@@ -68,6 +68,13 @@ class TxRing {
   // `family` cannot reach dst.
   bool Push(int family, const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
             std::span<const std::byte> body);
+  // The tail slot's bytes (max_datagram) for the caller to write a datagram
+  // to dst:port into (TSS seals straight into it: PacketIo::Reserve); the
+  // slot is queued only by CommitTail, and a Push before that overwrites it.
+  // Empty when the ring is full or a socket of `family` cannot reach dst.
+  std::span<std::byte> ReserveTail(int family, const IpAddress& dst, uint16_t port);
+  // Queues the reserved tail slot's first n bytes (n <= max_datagram).
+  void CommitTail(size_t n);
   // A lent body's name (see Design): the serial in bits 32-63, the slot in
   // bits 0-15 (batch <= PacketIo::kMaxBatch), bits 16-31 zero (Progress puts
   // the EV there). kNoLoan: nothing lent.
@@ -140,6 +147,7 @@ class TxRing {
   void CopyIn(size_t slot);
 
   size_t batch_;
+  size_t slot_bytes_;                 // max_datagram
   std::unique_ptr<std::byte[]> buf_;  // batch_ * max_datagram_
   std::vector<iovec> iov_;  // 2 per slot: own(), body()
   std::vector<SockAddr> addr_;

@@ -79,6 +79,16 @@ PacketIo::Loan UdpIo::QueueLent(const IpAddress& dst, uint16_t port,
 void UdpIo::Detach(Loan loan) { tx_->Detach(loan); }
 void UdpIo::DetachAll() { tx_->DetachAll(); }
 
+std::span<std::byte> UdpIo::Reserve(const IpAddress& dst, uint16_t port) {
+  if (tx_->full()) Flush();
+  return tx_->ReserveTail(family_, dst, port);
+}
+
+void UdpIo::Commit(size_t n) {
+  tx_->CommitTail(n);
+  if (tx_->full()) Flush();
+}
+
 size_t UdpIo::Flush() { return io_internal::SendQueued(fd_, *tx_, &gso_, &stats_); }
 
 size_t UdpIo::Poll(const std::function<void(const RxDatagram&)>& fn, size_t max) {

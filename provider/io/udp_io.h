@@ -108,6 +108,8 @@ class UdpIo final : public PacketIo {
   void Queue(const IpAddress& dst, uint16_t port, std::span<const std::byte> bytes) override;
   void QueueParts(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
                   std::span<const std::byte> body) override;
+  std::span<std::byte> Reserve(const IpAddress& dst, uint16_t port) override;
+  void Commit(size_t n) override;
   // sendmmsg reads lent bodies before it returns: nothing stays lent past
   // the Flush that sends it (EAGAIN leaves it queued, still lent).
   Loan QueueLent(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,

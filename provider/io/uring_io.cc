@@ -235,6 +235,16 @@ void UringIo::QueueParts(const IpAddress& dst, uint16_t port, std::span<const st
   }
 }
 
+std::span<std::byte> UringIo::Reserve(const IpAddress& dst, uint16_t port) {
+  if (tx_->full()) Flush();
+  return tx_->ReserveTail(family_, dst, port);
+}
+
+void UringIo::Commit(size_t n) {
+  tx_->CommitTail(n);
+  if (tx_->full()) Flush();
+}
+
 size_t UringIo::Flush() {
   Rings& r = *rings_;
   size_t sent = 0;

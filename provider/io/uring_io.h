@@ -114,6 +114,8 @@ class UringIo final : public PacketIo {
   void Queue(const IpAddress& dst, uint16_t port, std::span<const std::byte> bytes) override;
   void QueueParts(const IpAddress& dst, uint16_t port, std::span<const std::byte> head,
                   std::span<const std::byte> body) override;
+  std::span<std::byte> Reserve(const IpAddress& dst, uint16_t port) override;
+  void Commit(size_t n) override;
   size_t Flush() override;
   size_t queued() const override;
   size_t Poll(const std::function<void(const RxDatagram&)>& fn, size_t max = SIZE_MAX) override;

@@ -232,6 +232,34 @@ TEST_F(TssRdm, EverySizeArrivesSealedAndOpened) {
   EXPECT_EQ(endpoints, 2) << log;
 }
 
+// Given one 1 MiB message a -> b with TSS on (issue 26), expect every
+// datagram sealed straight into the send ring (no copy afterwards) and early
+// flushes: the sender's window of 64 packets (512 KiB) is sealed in one pass,
+// and a flush every 112 KiB of sealing sends it in >= 4 parts, so the peer
+// opens while this side seals. Before issue 26 the line had neither.
+TEST_F(TssRdm, SealsIntoTheSendRingAndFlushesEveryFewPackets) {
+  ASSERT_NO_FATAL_FAILURE(SendRecv(1 << 20, false));
+  testing::internal::CaptureStderr();
+  a_.Close();
+  b_.Close();
+  const std::string log = testing::internal::GetCapturedStderr();
+  const std::regex tss(
+      "TSS SDI 257:[^\n]* out_auth_pkts=([0-9]+)[^\n]*; early flushes ([0-9]+) \\(every "
+      "114688 B\\); sealed into the send ring ([0-9]+), through a copy ([0-9]+)");
+  int endpoints = 0;
+  uint64_t early = 0;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), tss);
+       it != std::sregex_iterator(); ++it) {
+    const uint64_t sealed = std::stoull((*it)[1]);
+    early += std::stoull((*it)[2]);
+    EXPECT_EQ(std::stoull((*it)[3]), sealed) << (*it)[0];
+    EXPECT_EQ(std::stoull((*it)[4]), 0u) << (*it)[0];
+    ++endpoints;
+  }
+  EXPECT_EQ(endpoints, 2) << log;
+  EXPECT_GE(early, 4u) << log;
+}
+
 TEST_F(TssRdm, DatagramPayloadIsTheClearOneBecauseTheBudgetReservesTss) {
   // The MTU's budget (min(MTU - 176, 8192): 8192 on loopback, 1324 for 1500
   // bytes) already leaves room for the TSS header with SSI and the tag (32

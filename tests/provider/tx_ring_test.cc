@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <span>
 #include <vector>
 
 namespace uet::prov::io_internal {
@@ -104,6 +105,35 @@ TEST(TxRingTest, GsoRunsFollowConsecutiveDestinations) {
     EXPECT_EQ(ntohl(sin->sin_addr.s_addr) & 0xff, want_host[m]) << m;
     EXPECT_EQ(ntohs(sin->sin_port), want_port[m]) << m;
   }
+}
+
+// Given a reserved tail slot written in place (TSS seals into it: issue 26),
+// expect Commit to queue exactly those bytes to that address, a Reserve never
+// committed to queue nothing, and a full ring to lend no slot.
+TEST(TxRingTest, ReserveTailThenCommitQueuesTheBytesWrittenInPlace) {
+  TxRing ring(2, kMaxDatagram);
+  const IpAddress dst = IpAddress::V4({127, 0, 0, 3});
+  std::span<std::byte> slot = ring.ReserveTail(AF_INET, dst, 4795);
+  ASSERT_EQ(slot.size(), kMaxDatagram);
+  EXPECT_EQ(ring.count(), 0u);  // reserved, not queued
+  slot = ring.ReserveTail(AF_INET, dst, 4795);  // the same slot again
+  for (size_t i = 0; i < 300; ++i) slot[i] = std::byte(i);
+  ring.CommitTail(300);
+  EXPECT_EQ(ring.count(), 1u);
+  ASSERT_TRUE(ring.Push(AF_INET, dst, 4795, {}, Body(9)));
+  EXPECT_TRUE(ring.full());
+  EXPECT_TRUE(ring.ReserveTail(AF_INET, dst, 4795).empty());
+  ASSERT_EQ(ring.Build(/*gso=*/false), 2u);
+  std::vector<std::byte> want(300);
+  for (size_t i = 0; i < 300; ++i) want[i] = std::byte(i);
+  EXPECT_EQ(Datagram(ring, 0), want);
+  EXPECT_EQ(Datagram(ring, 1), Body(9));
+  const auto* sin = static_cast<const sockaddr_in*>(ring.msgs()[0].msg_hdr.msg_name);
+  EXPECT_EQ(ntohl(sin->sin_addr.s_addr) & 0xff, 3u);
+  EXPECT_EQ(ntohs(sin->sin_port), 4795);
+  // An IPv6 destination from an IPv4 socket: no slot.
+  ring.Consume(2);
+  EXPECT_TRUE(ring.ReserveTail(AF_INET, IpAddress::V6({}), 4795).empty());
 }
 
 }  // namespace
