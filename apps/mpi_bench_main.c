@@ -1,7 +1,10 @@
 /* uet-mpi-bench: the Open MPI figures issue 26 compares (IMB is not in
  * Debian), for scripts/bench-mpi.sh. Not a test: a benchmark run by hand.
  *
- *   mpirun -np N uet-mpi-bench [SECONDS_CAP]
+ *   mpirun -np N uet-mpi-bench [SECONDS_CAP [FIGURES]]
+ *
+ * FIGURES: a comma list of pingpong64, pingpong1m, allreduce8m, alltoall64,
+ * alltoall1m (default: all).
  *
  * Rank 0 prints one line per figure, IMB's way (time per operation, averaged
  * over the timed repetitions after warm-up, the slowest rank's for
@@ -152,11 +155,12 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 2;
   }
-  PingPong(64);
-  PingPong((size_t)1 << 20);
-  Allreduce((size_t)8 << 20);
-  Alltoall(64);
-  Alltoall((size_t)1 << 20);
+  const char* only = argc > 2 ? argv[2] : "pingpong64,pingpong1m,allreduce8m,alltoall64,alltoall1m";
+  if (strstr(only, "pingpong64")) PingPong(64);
+  if (strstr(only, "pingpong1m")) PingPong((size_t)1 << 20);
+  if (strstr(only, "allreduce8m")) Allreduce((size_t)8 << 20);
+  if (strstr(only, "alltoall64")) Alltoall(64);
+  if (strstr(only, "alltoall1m")) Alltoall((size_t)1 << 20);
   int bad = 0;
   MPI_Reduce(&g_bad, &bad, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
   if (g_rank == 0) printf("%s\n", bad ? "MISMATCH" : "data checked");
