@@ -184,7 +184,7 @@ size_t Progress::Run(bool may_hold) {
     last_arrival_ = now;
     ses_->OnPacket(now, src, packet, pds::RxMeta{.ecn_ce = d.ecn_ce});
     // The ACKs of what we opened go now, not after the whole receive batch.
-    if (security_) AfterCrypto(d.bytes.size());
+    if (security_) AfterOpen(now, d.bytes.size());
   });
   ses_->EndReceiveBatch(now);  // one byte-trigger ACK per PDC for the whole batch
   if (security_ && security_->refused() != tss_refused_reported_) ReportTssRefusals(now);
@@ -261,6 +261,18 @@ void Progress::AfterCrypto(size_t bytes) {
     crypto_flush_.CountEarly();
     FlushNow();
   }
+}
+
+void Progress::AfterOpen(TimePoint now, size_t bytes) {
+  if (!crypto_flush_.Add(bytes, /*something_queued=*/true)) return;
+  // Byte-trigger ACKs wait for the end of the receive batch (Run): past
+  // CryptoFlush's bytes the batch ends here and a new one begins, so those
+  // ACKs leave now and the peer's window moves while we open the rest.
+  ses_->EndReceiveBatch(now);
+  ses_->BeginReceiveBatch();
+  if (QueuedTotal() == 0) return;
+  crypto_flush_.CountEarly();
+  FlushNow();
 }
 
 void Progress::QueueSealed(const FabricAddress& dst, std::span<const std::byte> head,

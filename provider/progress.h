@@ -219,6 +219,9 @@ class Progress final : public pds::PacketSink,
   // TSS on: `bytes` of a datagram were sealed (and queued) or opened (and
   // handed to SES); flushes early when CryptoFlush says so.
   void AfterCrypto(size_t bytes);
+  // The same for a datagram opened inside Run's receive batch: the ACKs the
+  // batch holds back (pds::Engine::BeginReceiveBatch) go with the flush.
+  void AfterOpen(TimePoint now, size_t bytes);
   CryptoFlush crypto_flush_;
   // Refused datagrams are logged as a warning at most once a second.
   void ReportTssRefusals(TimePoint now);
