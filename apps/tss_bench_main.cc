@@ -3,6 +3,7 @@
 // packets to a second one, which opens them (issue 20).
 //
 //   uet-tss-bench [--size N] [--count N] [--batch N] [--mode direct|cluster]
+//                 [--gcm auto|openssl]   (tss/aes_gcm.h GcmImpl; default auto)
 //
 // Per phase it prints the thread's CPU nanoseconds, wall nanoseconds and TSC
 // ticks per packet, and the rate in MB/s of PDS packet bytes per CPU second:
@@ -83,8 +84,9 @@ struct Timer {
 };
 
 std::unique_ptr<uet::prov::PacketSecurity> Make(const std::string& keys, const char* ip,
-                                                uint16_t port) {
+                                                uint16_t port, uet::tss::GcmImpl gcm) {
   uet::prov::SecuritySetup setup;
+  setup.gcm = gcm;
   setup.key_file = "bench";
   setup.local = *uet::IpAddress::Parse(ip);
   setup.port = port;
@@ -123,14 +125,17 @@ double RawGcm(size_t size, size_t count) {
 int main(int argc, char** argv) {
   size_t size = 8192, count = 100000, batch = 64;
   std::string mode = "direct";
+  std::string gcm = "auto";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--size") size = std::strtoul(argv[i + 1], nullptr, 0);
     else if (a == "--count") count = std::strtoul(argv[i + 1], nullptr, 0);
     else if (a == "--batch") batch = std::strtoul(argv[i + 1], nullptr, 0);
     else if (a == "--mode") mode = argv[i + 1];
+    else if (a == "--gcm") gcm = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: %s [--size N] [--count N] [--batch N] [--mode M]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--size N] [--count N] [--batch N] [--mode M] [--gcm G]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -141,8 +146,10 @@ int main(int argc, char** argv) {
   const std::string keys = "uet-tss-keyfile 1\nsd 5 7 " + mode +
                            "\nkey 5 0 current "
                            "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f\n";
-  auto a = Make(keys, "198.18.0.1", 4793);
-  auto b = Make(keys, "198.18.0.2", 4793);
+  const uet::tss::GcmImpl impl =
+      gcm == "openssl" ? uet::tss::GcmImpl::kOpenSsl : uet::tss::GcmImpl::kAuto;
+  auto a = Make(keys, "198.18.0.1", 4793, impl);
+  auto b = Make(keys, "198.18.0.2", 4793, impl);
   const uet::FabricAddress a_addr(*uet::IpAddress::Parse("198.18.0.1"), 4793);
   const uet::FabricAddress b_addr(*uet::IpAddress::Parse("198.18.0.2"), 4793);
 
@@ -186,8 +193,10 @@ int main(int argc, char** argv) {
       t.Stop(open, batch, batch * size);
     }
   }
-  std::printf("uet-tss-bench: %zu packets of %zu B, %s mode, batch %zu\n", seal1.packets, size,
-              mode.c_str(), batch);
+  std::printf("uet-tss-bench: %zu packets of %zu B, %s mode, batch %zu, AES-GCM %s\n",
+              seal1.packets, size, mode.c_str(), batch,
+              impl == uet::tss::GcmImpl::kOpenSsl ? "openssl"
+                                                  : uet::tss::AesGcm256::AutoImplName());
   seal1.Print();
   seal2.Print();
   open.Print();

@@ -73,6 +73,7 @@ absl::StatusOr<std::unique_ptr<PacketSecurity>> PacketSecurity::Create(
   config.ssi = s->ssi_;
   config.first_counter = setup.first_counter % tss::kCounterSpace;
   config.auth_fail_threshold = setup.auth_fail_latch;
+  config.gcm = setup.gcm;
   Result<tss::SecureDomain*> sd = s->table_.Add(config);
   if (!sd.ok()) {
     return absl::InvalidArgumentError(
@@ -169,6 +170,7 @@ std::string PacketSecurity::CountersText() const {
   add("out_auth_pkts", c.out_auth_pkts);
   add("out_invoke_fail", c.out_invoke_fail);
   add("out_errored_pkts", c.out_errored_pkts);
+  add("key_schedules", c.key_schedules);
   add("in_errored_pkts", table_.port_counters().in_errored_pkts);
   add("in_rx_encryption_bypass_pkts", table_.port_counters().in_rx_encryption_bypass_pkts);
   return s;

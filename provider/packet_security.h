@@ -76,6 +76,7 @@ struct SecuritySetup {
   uint16_t port = 0;               // bound UDP port
   uint64_t first_counter = 0;      // the caller's clock (microseconds), mod 2^48
   uint64_t auth_fail_latch = 0;    // FI_UET_TSS_AUTH_FAIL_LATCH (0: never latch)
+  tss::GcmImpl gcm = tss::GcmImpl::kAuto;  // FI_UET_TSS_GCM
   // The key file as PacketSecurity::LoadKeys read it (Create needs it).
   std::optional<tss::KeyFileDb> db;
 };

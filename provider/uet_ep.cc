@@ -235,6 +235,7 @@ absl::StatusOr<std::optional<SecuritySetup>> SecuritySetupFor(const Endpoint& ep
   if (std::optional<uint32_t> from_key = AuthKeySdi(ep)) s.sdi = *from_key;
   if (p.tss_ssi >= 0) s.ssi = static_cast<uint32_t>(p.tss_ssi);
   s.auth_fail_latch = static_cast<uint64_t>(p.tss_auth_fail_latch);
+  s.gcm = p.tss_gcm_openssl ? tss::GcmImpl::kOpenSsl : tss::GcmImpl::kAuto;
   absl::StatusOr<JobId> job = PacketSecurity::LoadKeys(s);
   if (!job.ok()) return job.status();
   config.job = *job;
@@ -350,9 +351,12 @@ int EnableEndpoint(Endpoint& ep) {
       ep.progress.reset();
       return FiErrorOfSecurity(sec.status());
     }
-    UET_LOG_INFO(FI_LOG_EP_CTRL, "uet: endpoint port %u: TSS on, SDI %u, SSI 0x%08x, %s mode\n",
+    UET_LOG_INFO(FI_LOG_EP_CTRL,
+                 "uet: endpoint port %u: TSS on, SDI %u, SSI 0x%08x, %s mode, AES-GCM %s\n",
                  s.port, (*sec)->sdi(), (*sec)->ssi(),
-                 tss::KeyModeName((*sec)->sd().config().mode));
+                 tss::KeyModeName((*sec)->sd().config().mode),
+                 s.gcm == tss::GcmImpl::kOpenSsl ? "openssl (FI_UET_TSS_GCM)"
+                                                 : tss::AesGcm256::AutoImplName());
     ep.progress->SetSecurity(std::move(*sec), static_cast<size_t>(Params().tss_flush_bytes));
   }
   ep.local.udp_port = ep.progress->port();

@@ -108,6 +108,14 @@ ProviderParams ReadParams() {
     p.tss_flush_bytes = v;
   }
   s = nullptr;
+  if (fi_param_get_str(&g_provider, "tss_gcm", &s) == FI_SUCCESS && s != nullptr) {
+    if (std::string_view(s) == "openssl") {
+      p.tss_gcm_openssl = true;
+    } else if (std::string_view(s) != "auto") {
+      UET_LOG_WARN(FI_LOG_CORE, "uet: FI_UET_TSS_GCM=%s ignored (auto or openssl): auto\n", s);
+    }
+  }
+  s = nullptr;
   if (fi_param_get_str(&g_provider, "cc", &s) == FI_SUCCESS && s != nullptr) p.cc = s;
   s = nullptr;
   if (fi_param_get_str(&g_provider, "cc_tune", &s) == FI_SUCCESS && s != nullptr) p.cc_tune = s;
@@ -386,6 +394,10 @@ constexpr ParamDef kParamDefs[] = {
      "TSS: send what is queued every this many bytes sealed or opened, so the peer "
      "opens while this side seals (default 114688; 0: only when the send batch is "
      "full or the progress pass ends)"},
+    {"tss_gcm", FI_PARAM_STRING,
+     "TSS: AES-GCM code: auto (default: Intel ipsec-mb where the provider was built "
+     "with it and the CPU has AES-NI, its VAES/AVX-512 code where the CPU has those; "
+     "else OpenSSL) or openssl"},
     {"cc", FI_PARAM_STRING,
      "Congestion controller of every PDC: fixed (default), nscc, rccc or nscc+rccc "
      "(spec-notes/cc.md); both hosts must name the same one"},

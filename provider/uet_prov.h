@@ -107,6 +107,9 @@ struct ProviderParams {
   // FI_UET_TSS_FLUSH_BYTES: send what is queued every this many bytes sealed
   // or opened (provider/crypto_flush.h; 0: at the end of a pass).
   int64_t tss_flush_bytes = 112 * 1024;
+  // FI_UET_TSS_GCM=openssl: OpenSSL's AES-GCM even where ipsec-mb is built
+  // in (tss/aes_gcm.h); "auto" (default): ipsec-mb where it is.
+  bool tss_gcm_openssl = false;
   // FI_UET_CC: the congestion controller of every PDC (pds/cc: fixed, nscc,
   // rccc, nscc+rccc; "" = the engine's default, fixed), sized by
   // FI_UET_CC_LINK_MBPS and FI_UET_CC_BASE_RTT_US (0: the controller defaults).

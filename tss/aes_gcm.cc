@@ -7,6 +7,7 @@
 #include <array>
 #include <climits>
 #include <cstring>
+#include <vector>
 
 namespace uet::tss {
 namespace {
@@ -79,13 +80,12 @@ size_t TotalSize(std::span<const Span> parts) {
   return n;
 }
 
-// Runs the concatenation of `in` through the cipher into the concatenation of
-// `out` (same total length; in place when they are the same memory), one
-// EVP_CipherUpdate per piece where an input and an output span overlap in
+// Runs the concatenation of `in` through `update(out, in, n)` into the
+// concatenation of `out` (same total length; in place when they are the same
+// memory), one call per piece where an input and an output span overlap in
 // position.
-template <typename In>
-Status Crypt(EVP_CIPHER_CTX* ctx, std::span<const In> in,
-             std::span<const std::span<std::byte>> out) {
+template <typename In, typename Update>
+Status Crypt(std::span<const In> in, std::span<const std::span<std::byte>> out, Update&& update) {
   if (TotalSize(in) != TotalSize(out)) return Error::InvalidArgument("tss.gcm", "output length");
   size_t oi = 0;
   size_t ooff = 0;
@@ -98,12 +98,7 @@ Status Crypt(EVP_CIPHER_CTX* ctx, std::span<const In> in,
       }
       const size_t n = std::min({part.size() - ioff, out[oi].size() - ooff,
                                  static_cast<size_t>(INT_MAX)});
-      int outl = 0;
-      if (EVP_CipherUpdate(ctx, U(out[oi].data() + ooff), &outl, U(part.data() + ioff),
-                           static_cast<int>(n)) != 1 ||
-          outl != static_cast<int>(n)) {
-        return OpensslError("EVP_CipherUpdate(data)");
-      }
+      UET_RETURN_IF_ERROR(update(out[oi].data() + ooff, part.data() + ioff, n));
       ioff += n;
       ooff += n;
     }
@@ -111,10 +106,65 @@ Status Crypt(EVP_CIPHER_CTX* ctx, std::span<const In> in,
   return OkStatus();
 }
 
+// The EVP form of Crypt's update.
+auto EvpUpdate(EVP_CIPHER_CTX* ctx) {
+  return [ctx](std::byte* out, const std::byte* in, size_t n) -> Status {
+    int outl = 0;
+    if (EVP_CipherUpdate(ctx, U(out), &outl, U(in), static_cast<int>(n)) != 1 ||
+        outl != static_cast<int>(n)) {
+      return OpensslError("EVP_CipherUpdate(data)");
+    }
+    return OkStatus();
+  };
+}
+
+// The ipsec-mb form.
+auto FastUpdate(ipsec_mb::Key& k) {
+  return [&k](std::byte* out, const std::byte* in, size_t n) -> Status {
+    ipsec_mb::Update(k, out, in, n);
+    return OkStatus();
+  };
+}
+
+// The AAD parts as one span for ipsec-mb (it takes one buffer): the only part,
+// or the parts gathered into `buf` (TSS: at most 52 bytes), or into `heap`
+// past that (not TSS).
+std::span<const std::byte> JoinAad(std::span<const std::span<const std::byte>> aad,
+                                   std::array<std::byte, 64>& buf, std::vector<std::byte>& heap) {
+  size_t total = 0;
+  size_t nonempty = 0;
+  std::span<const std::byte> only;
+  for (auto part : aad) {
+    total += part.size();
+    if (!part.empty()) {
+      ++nonempty;
+      only = part;
+    }
+  }
+  if (nonempty <= 1) return only;
+  std::byte* dst = buf.data();
+  if (total > buf.size()) {
+    heap.resize(total);
+    dst = heap.data();
+  }
+  size_t at = 0;
+  for (auto part : aad) {
+    if (!part.empty()) std::memcpy(dst + at, part.data(), part.size());
+    at += part.size();
+  }
+  return {dst, total};
+}
+
+bool IvOk(std::span<const std::byte> iv) { return !iv.empty() && FitsInt(iv.size()); }
+
 }  // namespace
 
-Result<AesGcm256> AesGcm256::Create(std::span<const std::byte, kKeySize> key) {
+Result<AesGcm256> AesGcm256::Create(std::span<const std::byte, kKeySize> key, GcmImpl impl) {
   AesGcm256 g;
+  if (impl == GcmImpl::kAuto && ipsec_mb::Available() != nullptr) {
+    g.fast_ = ipsec_mb::NewKey(key);
+    return g;
+  }
   g.enc_.reset(EVP_CIPHER_CTX_new());
   g.dec_.reset(EVP_CIPHER_CTX_new());
   if (!g.enc_ || !g.dec_) return OpensslError("EVP_CIPHER_CTX_new");
@@ -123,7 +173,20 @@ Result<AesGcm256> AesGcm256::Create(std::span<const std::byte, kKeySize> key) {
   return g;
 }
 
+const char* AesGcm256::AutoImplName() {
+  const char* fast = ipsec_mb::Available();
+  return fast != nullptr ? fast : "openssl";
+}
+
+const char* AesGcm256::impl_name() const {
+  return fast_ ? ipsec_mb::Available() : "openssl";
+}
+
 Status AesGcm256::SetKey(std::span<const std::byte, kKeySize> key) {
+  if (fast_) {
+    ipsec_mb::SetKey(*fast_, key);
+    return OkStatus();
+  }
   if (EVP_CipherInit_ex(enc_.get(), nullptr, nullptr, U(key.data()), nullptr, 1) != 1) {
     return OpensslError("EVP_CipherInit_ex(rekey encrypt)");
   }
@@ -135,7 +198,7 @@ Status AesGcm256::SetKey(std::span<const std::byte, kKeySize> key) {
 
 Status AesGcm256::SetIv(EVP_CIPHER_CTX* ctx, bool encrypt, std::span<const std::byte> iv,
                         size_t& ivlen) {
-  if (iv.empty() || !FitsInt(iv.size())) return Error::InvalidArgument("tss.gcm", "iv length");
+  if (!IvOk(iv)) return Error::InvalidArgument("tss.gcm", "iv length");
   if (iv.size() != ivlen) {
     if (EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_IVLEN, static_cast<int>(iv.size()), nullptr) !=
         1) {
@@ -188,10 +251,19 @@ Status AesGcm256::Seal(std::span<const std::byte> iv,
                        std::span<const std::span<const std::byte>> aad,
                        std::span<const std::span<std::byte>> data,
                        std::span<std::byte, kTagSize> tag) {
+  if (fast_) {
+    if (!IvOk(iv)) return Error::InvalidArgument("tss.gcm", "iv length");
+    std::array<std::byte, 64> buf;
+    std::vector<std::byte> heap;
+    ipsec_mb::Begin(*fast_, true, iv, JoinAad(aad, buf, heap));
+    UET_RETURN_IF_ERROR(Crypt(data, data, FastUpdate(*fast_)));
+    ipsec_mb::FinishSeal(*fast_, tag);
+    return OkStatus();
+  }
   EVP_CIPHER_CTX* ctx = enc_.get();
   UET_RETURN_IF_ERROR(SetIv(ctx, true, iv, enc_ivlen_));
   UET_RETURN_IF_ERROR(FeedAad(ctx, aad));
-  UET_RETURN_IF_ERROR(Crypt(ctx, data, data));
+  UET_RETURN_IF_ERROR(Crypt(data, data, EvpUpdate(ctx)));
   return FinishSeal(tag);
 }
 
@@ -199,10 +271,18 @@ Status AesGcm256::Open(std::span<const std::byte> iv,
                        std::span<const std::span<const std::byte>> aad,
                        std::span<const std::span<std::byte>> data,
                        std::span<const std::byte, kTagSize> tag) {
+  if (fast_) {
+    if (!IvOk(iv)) return Error::InvalidArgument("tss.gcm", "iv length");
+    std::array<std::byte, 64> buf;
+    std::vector<std::byte> heap;
+    ipsec_mb::Begin(*fast_, false, iv, JoinAad(aad, buf, heap));
+    UET_RETURN_IF_ERROR(Crypt(data, data, FastUpdate(*fast_)));
+    return FastVerdict(tag);
+  }
   EVP_CIPHER_CTX* ctx = dec_.get();
   UET_RETURN_IF_ERROR(SetIv(ctx, false, iv, dec_ivlen_));
   UET_RETURN_IF_ERROR(FeedAad(ctx, aad));
-  UET_RETURN_IF_ERROR(Crypt(ctx, data, data));
+  UET_RETURN_IF_ERROR(Crypt(data, data, EvpUpdate(ctx)));
   return FinishOpen(tag);
 }
 
@@ -210,11 +290,21 @@ Status AesGcm256::SealTo(std::span<const std::byte> iv,
                          std::span<const std::span<const std::byte>> aad,
                          std::span<const std::span<const std::byte>> in, std::span<std::byte> out,
                          std::span<std::byte, kTagSize> tag) {
+  const std::span<std::byte> outs[] = {out};
+  const std::span<const std::span<std::byte>> out_parts(outs);
+  if (fast_) {
+    if (!IvOk(iv)) return Error::InvalidArgument("tss.gcm", "iv length");
+    std::array<std::byte, 64> buf;
+    std::vector<std::byte> heap;
+    ipsec_mb::Begin(*fast_, true, iv, JoinAad(aad, buf, heap));
+    UET_RETURN_IF_ERROR(Crypt(in, out_parts, FastUpdate(*fast_)));
+    ipsec_mb::FinishSeal(*fast_, tag);
+    return OkStatus();
+  }
   EVP_CIPHER_CTX* ctx = enc_.get();
   UET_RETURN_IF_ERROR(SetIv(ctx, true, iv, enc_ivlen_));
   UET_RETURN_IF_ERROR(FeedAad(ctx, aad));
-  const std::span<std::byte> outs[] = {out};
-  UET_RETURN_IF_ERROR(Crypt(ctx, in, std::span<const std::span<std::byte>>(outs)));
+  UET_RETURN_IF_ERROR(Crypt(in, out_parts, EvpUpdate(ctx)));
   return FinishSeal(tag);
 }
 
@@ -222,14 +312,28 @@ Status AesGcm256::OpenTo(std::span<const std::byte> iv,
                          std::span<const std::span<const std::byte>> aad,
                          std::span<const std::byte> in, std::span<std::byte> out,
                          std::span<const std::byte, kTagSize> tag) {
+  const std::span<const std::byte> ins[] = {in};
+  const std::span<const std::span<const std::byte>> in_parts(ins);
+  const std::span<std::byte> outs[] = {out};
+  const std::span<const std::span<std::byte>> out_parts(outs);
+  if (fast_) {
+    if (!IvOk(iv)) return Error::InvalidArgument("tss.gcm", "iv length");
+    std::array<std::byte, 64> buf;
+    std::vector<std::byte> heap;
+    ipsec_mb::Begin(*fast_, false, iv, JoinAad(aad, buf, heap));
+    UET_RETURN_IF_ERROR(Crypt(in_parts, out_parts, FastUpdate(*fast_)));
+    return FastVerdict(tag);
+  }
   EVP_CIPHER_CTX* ctx = dec_.get();
   UET_RETURN_IF_ERROR(SetIv(ctx, false, iv, dec_ivlen_));
   UET_RETURN_IF_ERROR(FeedAad(ctx, aad));
-  const std::span<const std::byte> ins[] = {in};
-  const std::span<std::byte> outs[] = {out};
-  UET_RETURN_IF_ERROR(Crypt(ctx, std::span<const std::span<const std::byte>>(ins),
-                            std::span<const std::span<std::byte>>(outs)));
+  UET_RETURN_IF_ERROR(Crypt(in_parts, out_parts, EvpUpdate(ctx)));
   return FinishOpen(tag);
+}
+
+Status AesGcm256::FastVerdict(std::span<const std::byte, kTagSize> tag) {
+  if (!ipsec_mb::FinishOpen(*fast_, tag)) return Error{Errc::kInvalidValue, "tss.gcm", "tag", 0, 0, 0};
+  return OkStatus();
 }
 
 }  // namespace uet::tss

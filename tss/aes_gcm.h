@@ -20,6 +20,12 @@
 //    process (EVP_CIPHER_fetch), not once per context.
 //  - IV length: any length GCM allows (>= 1 byte); TSS uses 12. Changing the
 //    length between calls costs one EVP_CTRL_GCM_SET_IVLEN.
+//  - Two implementations, the same bytes (tests/tss/crypto_kat_test.cc runs
+//    both): Intel ipsec-mb (tss/gcm_ipsec_mb.h; VAES/AVX-512 where the CPU
+//    has it, ~4x OpenSSL 3.0's EVP per packet on the bench machine) when the
+//    build found it and `impl` is kAuto, else OpenSSL's EVP. impl_name() says
+//    which runs. Either way the key schedule is made once per key, and
+//    nothing is allocated per packet.
 //  - Tag: always 16 bytes (UET_SEC_ICV_SIZE).
 //
 // Error policy: never throws. A failing OpenSSL call is an Error naming the
@@ -35,10 +41,17 @@
 #include <cstddef>
 #include <span>
 
+#include "tss/gcm_ipsec_mb.h"
 #include "tss/openssl_util.h"
 #include "uet/result.h"
 
 namespace uet::tss {
+
+// Which AES-GCM code a key uses (SdConfig::gcm, FI_UET_TSS_GCM).
+enum class GcmImpl : uint8_t {
+  kAuto,     // ipsec-mb where built in and the CPU has AES-NI, else OpenSSL
+  kOpenSsl,  // OpenSSL's EVP always
+};
 
 class AesGcm256 {
  public:
@@ -46,7 +59,12 @@ class AesGcm256 {
   static constexpr size_t kTagSize = 16;
   static constexpr size_t kIvSize = 12;
 
-  static Result<AesGcm256> Create(std::span<const std::byte, kKeySize> key);
+  static Result<AesGcm256> Create(std::span<const std::byte, kKeySize> key,
+                                  GcmImpl impl = GcmImpl::kAuto);
+  // What kAuto picks in this process ("ipsec-mb 1.3.0 avx512", "openssl").
+  static const char* AutoImplName();
+  // What this key uses.
+  const char* impl_name() const;
 
   AesGcm256(AesGcm256&&) = default;
   AesGcm256& operator=(AesGcm256&&) = default;
@@ -78,7 +96,10 @@ class AesGcm256 {
   Status SetIv(EVP_CIPHER_CTX* ctx, bool encrypt, std::span<const std::byte> iv, size_t& ivlen);
   Status FinishSeal(std::span<std::byte, kTagSize> tag);
   Status FinishOpen(std::span<const std::byte, kTagSize> tag);
+  Status FastVerdict(std::span<const std::byte, kTagSize> tag);
 
+  // Exactly one of: fast_ (ipsec-mb), or enc_ and dec_ (OpenSSL).
+  ipsec_mb::KeyPtr fast_;
   EvpCipherCtxPtr enc_;
   EvpCipherCtxPtr dec_;
   size_t enc_ivlen_ = kIvSize;

@@ -19,6 +19,11 @@
 //   out_invoke_fail          sends refused because the 48-bit counter is spent
 //   out_errored_pkts         (ours) sends refused for any other reason (no
 //                            current key, bad addresses, buffer too small)
+//   key_schedules            (ours) AES-GCM keys set up (a context made or
+//                            re-keyed): one per installed key in direct and
+//                            client modes, one per derived key (per source,
+//                            and per rekey interval in cluster mode) in the
+//                            others; never per packet (issue 26's guard)
 // Per table ("port", TssPortCounters):
 //   in_errored_pkts          not parseable as a TSS header, or unknown SDI
 //   in_rx_encryption_bypass_pkts  first 5 bits are not the TSS type: a clear
@@ -42,6 +47,7 @@ struct SdCounters {
   uint64_t out_auth_pkts = 0;
   uint64_t out_invoke_fail = 0;
   uint64_t out_errored_pkts = 0;
+  uint64_t key_schedules = 0;
 
   // Every receive-side drop counter summed (tests: "counted exactly once").
   uint64_t in_dropped() const {

@@ -69,9 +69,10 @@ struct SecureDomain::Internal {
     if (victim->gcm) {
       UET_RETURN_IF_ERROR(victim->gcm->SetKey(dk.key));
     } else {
-      UET_ASSIGN_OR_RETURN(AesGcm256 g, AesGcm256::Create(dk.key));
+      UET_ASSIGN_OR_RETURN(AesGcm256 g, AesGcm256::Create(dk.key, sd.config_.gcm));
       victim->gcm = std::move(g);
     }
+    ++sd.counters_.key_schedules;
     victim->valid = true;
     victim->generation = slot.generation;
     victim->an = an;

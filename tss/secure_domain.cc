@@ -70,9 +70,10 @@ Status SecureDomain::InstallKey(bool an, std::span<const std::byte> material, Ke
     if (s.gcm) {
       UET_RETURN_IF_ERROR(s.gcm->SetKey(key));
     } else {
-      UET_ASSIGN_OR_RETURN(AesGcm256 g, AesGcm256::Create(key));
+      UET_ASSIGN_OR_RETURN(AesGcm256 g, AesGcm256::Create(key, config_.gcm));
       s.gcm = std::move(g);
     }
+    ++counters_.key_schedules;
     s.prf.reset();
     s.iv_mask = {};
     if (mode == KeyMode::kClient) std::copy_n(material.begin() + 32, 12, s.iv_mask.begin());

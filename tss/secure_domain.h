@@ -71,6 +71,7 @@ struct SdConfig {
   size_t replay_window = 4096;           // bits per source; multiple of 64, 64..65536
   size_t max_peers = 4096;               // sources remembered
   uint64_t first_counter = 0;            // first TSC counter to send (tests start near 2^48)
+  GcmImpl gcm = GcmImpl::kAuto;          // AES-GCM code of every key (tss/aes_gcm.h)
 };
 
 enum class KeyRole : uint8_t { kCurrent, kNext, kPrevious };

@@ -3,10 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdio>
+#include <string>
+#include <vector>
 
 #include "tests/tss/kat_file.h"
 #include "tss/aes_gcm.h"
 #include "tss/cmac_kdf.h"
+#include "tss/gcm_ipsec_mb.h"
 #include "tss/key_derivation.h"
 
 namespace uet::tss {
@@ -17,14 +22,39 @@ using testing::Hex;
 using testing::ReadKat;
 using testing::ToHex;
 
-TEST(AesGcm256Kat, McGrewViegaCases13To18SealAndOpen) {
+// Every AES-GCM case runs on both implementations (tss/aes_gcm.h): kAuto is
+// ipsec-mb where the build has it (issue 26), kOpenSsl is OpenSSL's EVP.
+class AesGcm256Kat : public ::testing::TestWithParam<GcmImpl> {};
+INSTANTIATE_TEST_SUITE_P(Impl, AesGcm256Kat,
+                         ::testing::Values(GcmImpl::kAuto, GcmImpl::kOpenSsl),
+                         [](const auto& info) {
+                           return std::string(info.param == GcmImpl::kAuto ? "Auto" : "OpenSsl");
+                         });
+
+// Given kAuto in a build with ipsec-mb, expect ipsec-mb to run (not a silent
+// fallback to OpenSSL), and kOpenSsl to be OpenSSL.
+TEST_P(AesGcm256Kat, RunsTheImplementationAsked) {
+  const std::array<std::byte, 32> key{};
+  auto gcm = AesGcm256::Create(key, GetParam());
+  ASSERT_TRUE(gcm.ok());
+  const std::string name = gcm->impl_name();
+  if (GetParam() == GcmImpl::kOpenSsl || ipsec_mb::Available() == nullptr) {
+    EXPECT_EQ(name, "openssl");
+  } else {
+    EXPECT_EQ(name.rfind("ipsec-mb ", 0), 0u) << name;
+  }
+  std::printf("AES-GCM %s (auto in this process: %s)\n", name.c_str(),
+              AesGcm256::AutoImplName());
+}
+
+TEST_P(AesGcm256Kat, McGrewViegaCases13To18SealAndOpen) {
   const auto cases = ReadKat(DataPath("aes256_gcm.txt"), "case");
   ASSERT_EQ(cases.size(), 6u);
   for (const auto& c : cases) {
     SCOPED_TRACE("GCM test case " + c.at("case"));
     const auto key = Hex(c.at("K"));
     ASSERT_EQ(key.size(), 32u);
-    auto gcm = AesGcm256::Create(std::span<const std::byte, 32>(key.data(), 32));
+    auto gcm = AesGcm256::Create(std::span<const std::byte, 32>(key.data(), 32), GetParam());
     ASSERT_TRUE(gcm.ok()) << gcm.error().ToString();
     const auto iv = Hex(c.at("IV"));
     const auto aad = Hex(c.at("A"));
@@ -50,13 +80,13 @@ TEST(AesGcm256Kat, McGrewViegaCases13To18SealAndOpen) {
   }
 }
 
-TEST(AesGcm256Kat, ScatterGatherGivesTheSameBytes) {
+TEST_P(AesGcm256Kat, ScatterGatherGivesTheSameBytes) {
   // Case 16 with its plaintext cut into three uneven pieces and the AAD in two.
   const auto cases = ReadKat(DataPath("aes256_gcm.txt"), "case");
   const auto& c = cases.at(3);
   ASSERT_EQ(c.at("case"), "16");
   const auto key = Hex(c.at("K"));
-  auto gcm = AesGcm256::Create(std::span<const std::byte, 32>(key.data(), 32));
+  auto gcm = AesGcm256::Create(std::span<const std::byte, 32>(key.data(), 32), GetParam());
   ASSERT_TRUE(gcm.ok());
   auto data = Hex(c.at("P"));
   const auto aad = Hex(c.at("A"));
@@ -70,11 +100,11 @@ TEST(AesGcm256Kat, ScatterGatherGivesTheSameBytes) {
   EXPECT_EQ(ToHex(tag), c.at("T"));
 }
 
-TEST(AesGcm256Kat, SetKeyReusesTheContext) {
+TEST_P(AesGcm256Kat, SetKeyReusesTheContext) {
   const auto cases = ReadKat(DataPath("aes256_gcm.txt"), "case");
   const auto zero = Hex(cases.at(0).at("K"));
   const auto k15 = Hex(cases.at(2).at("K"));
-  auto gcm = AesGcm256::Create(std::span<const std::byte, 32>(zero.data(), 32));
+  auto gcm = AesGcm256::Create(std::span<const std::byte, 32>(zero.data(), 32), GetParam());
   ASSERT_TRUE(gcm.ok());
   ASSERT_TRUE(gcm->SetKey(std::span<const std::byte, 32>(k15.data(), 32)).ok());
   auto data = Hex(cases.at(2).at("P"));
@@ -83,6 +113,51 @@ TEST(AesGcm256Kat, SetKeyReusesTheContext) {
   ASSERT_TRUE(gcm->Seal(Hex(cases.at(2).at("IV")), {}, parts, tag).ok());
   EXPECT_EQ(ToHex(data), cases.at(2).at("C"));
   EXPECT_EQ(ToHex(tag), cases.at(2).at("T"));
+}
+
+// Given packets of every size from 0 to 300 bytes and 8192 + 60 (a loopback
+// data packet), cut into head/body at several points and with the TSS AAD in
+// three parts, expect both implementations to give the same ciphertext and
+// tag (SealTo, the provider's form) and each to open the other's datagram
+// (OpenTo): the wire bytes do not depend on which one runs.
+TEST(AesGcm256Impls, SameBytesAndEachOpensTheOther) {
+  std::array<std::byte, 32> key;
+  for (size_t i = 0; i < key.size(); ++i) key[i] = std::byte(i * 7 + 1);
+  auto fast = AesGcm256::Create(key, GcmImpl::kAuto);
+  auto ossl = AesGcm256::Create(key, GcmImpl::kOpenSsl);
+  ASSERT_TRUE(fast.ok() && ossl.ok());
+  std::array<std::byte, 12> iv;
+  const std::array<std::byte, 4> src{std::byte{192}, std::byte{0}, std::byte{2}, std::byte{1}};
+  const std::array<std::byte, 4> dst{std::byte{192}, std::byte{0}, std::byte{2}, std::byte{2}};
+  std::array<std::byte, 16> hdr;
+  const std::span<const std::byte> aad[] = {src, dst, hdr};
+  std::vector<size_t> sizes;
+  for (size_t n = 0; n <= 300; ++n) sizes.push_back(n);
+  sizes.push_back(8252);
+  for (size_t n : sizes) {
+    std::vector<std::byte> pt(n);
+    for (size_t i = 0; i < n; ++i) pt[i] = std::byte((i * 31 + n) & 0xff);
+    for (size_t i = 0; i < iv.size(); ++i) iv[i] = std::byte(n + i);
+    for (size_t i = 0; i < hdr.size(); ++i) hdr[i] = std::byte(n * 3 + i);
+    for (size_t cut : {size_t{0}, n / 3, std::min<size_t>(n, 60)}) {
+      SCOPED_TRACE(::testing::Message() << n << " bytes, head " << cut);
+      const std::span<const std::byte> p(pt);
+      const std::span<const std::byte> parts[] = {p.first(cut), p.subspan(cut)};
+      std::vector<std::byte> c1(n), c2(n);
+      std::array<std::byte, 16> t1{}, t2{};
+      ASSERT_TRUE(fast->SealTo(iv, aad, parts, c1, t1).ok());
+      ASSERT_TRUE(ossl->SealTo(iv, aad, parts, c2, t2).ok());
+      ASSERT_EQ(c1, c2);
+      ASSERT_EQ(t1, t2);
+      std::vector<std::byte> o1(n), o2(n);
+      ASSERT_TRUE(fast->OpenTo(iv, aad, c2, o1, t2).ok());
+      ASSERT_TRUE(ossl->OpenTo(iv, aad, c1, o2, t1).ok());
+      ASSERT_EQ(o1, pt);
+      ASSERT_EQ(o2, pt);
+      t1[15] ^= std::byte{0x80};
+      EXPECT_FALSE(fast->OpenTo(iv, aad, c1, o1, t1).ok());
+    }
+  }
 }
 
 TEST(CmacKat, Rfc4493AndSp80038bAes256) {
