@@ -9,7 +9,6 @@ packages=(
   libfabric-dev libfabric-bin       # provider API, fi_info / fi_pingpong
   liburing-dev libssl-dev libabsl-dev libpcap-dev
   libxdp-dev libbpf-dev             # the AF_XDP backend (FI_UET_IO_BACKEND=xdp; optional)
-  libipsec-mb-dev                   # TSS AES-GCM with VAES/AVX-512 (optional: else OpenSSL)
   libgtest-dev libgmock-dev
   iproute2                          # ip netns, veth, ss: the two-host main job
   nftables                          # packet loss inside a test namespace
