@@ -247,43 +247,47 @@ Status AesGcm256::FinishOpen(std::span<const std::byte, kTagSize> tag) {
   return OkStatus();
 }
 
-Status AesGcm256::Seal(std::span<const std::byte> iv,
-                       std::span<const std::span<const std::byte>> aad,
-                       std::span<const std::span<std::byte>> data,
-                       std::span<std::byte, kTagSize> tag) {
+template <typename In>
+Status AesGcm256::Pass(bool encrypt, std::span<const std::byte> iv,
+                       std::span<const std::span<const std::byte>> aad, std::span<const In> in,
+                       std::span<const std::span<std::byte>> out) {
   if (fast_) {
     if (!IvOk(iv)) return Error::InvalidArgument("tss.gcm", "iv length");
     std::array<std::byte, 64> buf;
     std::vector<std::byte> heap;
-    ipsec_mb::Begin(*fast_, true, iv, JoinAad(aad, buf, heap));
-    UET_RETURN_IF_ERROR(Crypt(data, data, FastUpdate(*fast_)));
-    ipsec_mb::FinishSeal(*fast_, tag);
-    return OkStatus();
+    ipsec_mb::Begin(*fast_, encrypt, iv, JoinAad(aad, buf, heap));
+    return Crypt(in, out, FastUpdate(*fast_));
   }
-  EVP_CIPHER_CTX* ctx = enc_.get();
-  UET_RETURN_IF_ERROR(SetIv(ctx, true, iv, enc_ivlen_));
+  EVP_CIPHER_CTX* ctx = encrypt ? enc_.get() : dec_.get();
+  UET_RETURN_IF_ERROR(SetIv(ctx, encrypt, iv, encrypt ? enc_ivlen_ : dec_ivlen_));
   UET_RETURN_IF_ERROR(FeedAad(ctx, aad));
-  UET_RETURN_IF_ERROR(Crypt(data, data, EvpUpdate(ctx)));
-  return FinishSeal(tag);
+  return Crypt(in, out, EvpUpdate(ctx));
+}
+
+Status AesGcm256::SealTag(std::span<std::byte, kTagSize> tag) {
+  if (!fast_) return FinishSeal(tag);
+  ipsec_mb::FinishSeal(*fast_, tag);
+  return OkStatus();
+}
+
+Status AesGcm256::OpenTag(std::span<const std::byte, kTagSize> tag) {
+  return fast_ ? FastVerdict(tag) : FinishOpen(tag);
+}
+
+Status AesGcm256::Seal(std::span<const std::byte> iv,
+                       std::span<const std::span<const std::byte>> aad,
+                       std::span<const std::span<std::byte>> data,
+                       std::span<std::byte, kTagSize> tag) {
+  UET_RETURN_IF_ERROR(Pass(true, iv, aad, data, data));
+  return SealTag(tag);
 }
 
 Status AesGcm256::Open(std::span<const std::byte> iv,
                        std::span<const std::span<const std::byte>> aad,
                        std::span<const std::span<std::byte>> data,
                        std::span<const std::byte, kTagSize> tag) {
-  if (fast_) {
-    if (!IvOk(iv)) return Error::InvalidArgument("tss.gcm", "iv length");
-    std::array<std::byte, 64> buf;
-    std::vector<std::byte> heap;
-    ipsec_mb::Begin(*fast_, false, iv, JoinAad(aad, buf, heap));
-    UET_RETURN_IF_ERROR(Crypt(data, data, FastUpdate(*fast_)));
-    return FastVerdict(tag);
-  }
-  EVP_CIPHER_CTX* ctx = dec_.get();
-  UET_RETURN_IF_ERROR(SetIv(ctx, false, iv, dec_ivlen_));
-  UET_RETURN_IF_ERROR(FeedAad(ctx, aad));
-  UET_RETURN_IF_ERROR(Crypt(data, data, EvpUpdate(ctx)));
-  return FinishOpen(tag);
+  UET_RETURN_IF_ERROR(Pass(false, iv, aad, data, data));
+  return OpenTag(tag);
 }
 
 Status AesGcm256::SealTo(std::span<const std::byte> iv,
@@ -291,21 +295,8 @@ Status AesGcm256::SealTo(std::span<const std::byte> iv,
                          std::span<const std::span<const std::byte>> in, std::span<std::byte> out,
                          std::span<std::byte, kTagSize> tag) {
   const std::span<std::byte> outs[] = {out};
-  const std::span<const std::span<std::byte>> out_parts(outs);
-  if (fast_) {
-    if (!IvOk(iv)) return Error::InvalidArgument("tss.gcm", "iv length");
-    std::array<std::byte, 64> buf;
-    std::vector<std::byte> heap;
-    ipsec_mb::Begin(*fast_, true, iv, JoinAad(aad, buf, heap));
-    UET_RETURN_IF_ERROR(Crypt(in, out_parts, FastUpdate(*fast_)));
-    ipsec_mb::FinishSeal(*fast_, tag);
-    return OkStatus();
-  }
-  EVP_CIPHER_CTX* ctx = enc_.get();
-  UET_RETURN_IF_ERROR(SetIv(ctx, true, iv, enc_ivlen_));
-  UET_RETURN_IF_ERROR(FeedAad(ctx, aad));
-  UET_RETURN_IF_ERROR(Crypt(in, out_parts, EvpUpdate(ctx)));
-  return FinishSeal(tag);
+  UET_RETURN_IF_ERROR(Pass(true, iv, aad, in, std::span<const std::span<std::byte>>(outs)));
+  return SealTag(tag);
 }
 
 Status AesGcm256::OpenTo(std::span<const std::byte> iv,
@@ -313,22 +304,10 @@ Status AesGcm256::OpenTo(std::span<const std::byte> iv,
                          std::span<const std::byte> in, std::span<std::byte> out,
                          std::span<const std::byte, kTagSize> tag) {
   const std::span<const std::byte> ins[] = {in};
-  const std::span<const std::span<const std::byte>> in_parts(ins);
   const std::span<std::byte> outs[] = {out};
-  const std::span<const std::span<std::byte>> out_parts(outs);
-  if (fast_) {
-    if (!IvOk(iv)) return Error::InvalidArgument("tss.gcm", "iv length");
-    std::array<std::byte, 64> buf;
-    std::vector<std::byte> heap;
-    ipsec_mb::Begin(*fast_, false, iv, JoinAad(aad, buf, heap));
-    UET_RETURN_IF_ERROR(Crypt(in_parts, out_parts, FastUpdate(*fast_)));
-    return FastVerdict(tag);
-  }
-  EVP_CIPHER_CTX* ctx = dec_.get();
-  UET_RETURN_IF_ERROR(SetIv(ctx, false, iv, dec_ivlen_));
-  UET_RETURN_IF_ERROR(FeedAad(ctx, aad));
-  UET_RETURN_IF_ERROR(Crypt(in_parts, out_parts, EvpUpdate(ctx)));
-  return FinishOpen(tag);
+  UET_RETURN_IF_ERROR(Pass(false, iv, aad, std::span<const std::span<const std::byte>>(ins),
+                           std::span<const std::span<std::byte>>(outs)));
+  return OpenTag(tag);
 }
 
 Status AesGcm256::FastVerdict(std::span<const std::byte, kTagSize> tag) {

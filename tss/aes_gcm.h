@@ -97,6 +97,14 @@ class AesGcm256 {
   Status FinishSeal(std::span<std::byte, kTagSize> tag);
   Status FinishOpen(std::span<const std::byte, kTagSize> tag);
   Status FastVerdict(std::span<const std::byte, kTagSize> tag);
+  // IV, AAD and the data of one seal (encrypt) or open: through ipsec-mb when
+  // fast_, else that direction's EVP context (aes_gcm.cc). The tag step follows:
+  template <typename In>
+  Status Pass(bool encrypt, std::span<const std::byte> iv,
+              std::span<const std::span<const std::byte>> aad, std::span<const In> in,
+              std::span<const std::span<std::byte>> out);
+  Status SealTag(std::span<std::byte, kTagSize> tag);
+  Status OpenTag(std::span<const std::byte, kTagSize> tag);
 
   // Exactly one of: fast_ (ipsec-mb), or enc_ and dec_ (OpenSSL).
   ipsec_mb::KeyPtr fast_;

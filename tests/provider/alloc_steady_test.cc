@@ -14,64 +14,11 @@
 #include <cstdlib>
 #include <new>
 
+#include "tests/counting_new.h"
 #include "tests/provider/rdm_harness.h"
 
-namespace {
-
-std::atomic<bool> g_counting{false};
-std::atomic<uint64_t> g_allocs{0};
-
-// Every counted allocation passes here: `break CountedAllocation` in gdb
-// shows who allocates.
-[[gnu::noinline]] void CountedAllocation() {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  asm volatile("");
-}
-
-void* Counted(size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) CountedAllocation();
-  if (n == 0) n = 1;
-  void* p = std::malloc(n);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-
-void* CountedAligned(size_t n, std::align_val_t al) {
-  if (g_counting.load(std::memory_order_relaxed)) CountedAllocation();
-  const size_t a = static_cast<size_t>(al);
-  void* p = std::aligned_alloc(a, (n + a - 1) / a * a);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-
-}  // namespace
-
-void* operator new(size_t n) { return Counted(n); }
-void* operator new[](size_t n) { return Counted(n); }
-void* operator new(size_t n, const std::nothrow_t&) noexcept {
-  try {
-    return Counted(n);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new[](size_t n, const std::nothrow_t&) noexcept {
-  try {
-    return Counted(n);
-  } catch (...) {
-    return nullptr;
-  }
-}
-void* operator new(size_t n, std::align_val_t a) { return CountedAligned(n, a); }
-void* operator new[](size_t n, std::align_val_t a) { return CountedAligned(n, a); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+using uet::testing_alloc::g_allocs;
+using uet::testing_alloc::g_counting;
 
 namespace uet::fitest {
 namespace {

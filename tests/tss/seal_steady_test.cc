@@ -16,25 +16,16 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/counting_new.h"
 #include "tss/key_derivation.h"
 #include "tss/seal.h"
 
 namespace {
 
-std::atomic<bool> g_counting{false};
-std::atomic<uint64_t> g_allocs{0};
-
-// Every counted allocation passes here: `break CountedAllocation` in gdb
-// shows who allocates.
-[[gnu::noinline]] void CountedAllocation() {
-  g_allocs.fetch_add(1, std::memory_order_relaxed);
-  asm volatile("");
-}
-
-void* CountedMalloc(size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) CountedAllocation();
-  return std::malloc(n == 0 ? 1 : n);
-}
+using uet::testing_alloc::CountedAllocation;
+using uet::testing_alloc::CountedMalloc;
+using uet::testing_alloc::g_allocs;
+using uet::testing_alloc::g_counting;
 
 void* CryptoMalloc(size_t n, const char*, int) { return CountedMalloc(n); }
 void* CryptoRealloc(void* p, size_t n, const char*, int) {
@@ -47,29 +38,6 @@ void CryptoFree(void* p, const char*, int) { std::free(p); }
 const bool g_crypto_hooked = CRYPTO_set_mem_functions(CryptoMalloc, CryptoRealloc, CryptoFree);
 
 }  // namespace
-
-void* operator new(size_t n) {
-  void* p = CountedMalloc(n);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void* operator new[](size_t n) { return operator new(n); }
-void* operator new(size_t n, std::align_val_t al) {
-  if (g_counting.load(std::memory_order_relaxed)) CountedAllocation();
-  const size_t a = static_cast<size_t>(al);
-  void* p = std::aligned_alloc(a, (n + a - 1) / a * a);
-  if (p == nullptr) throw std::bad_alloc();
-  return p;
-}
-void* operator new[](size_t n, std::align_val_t al) { return operator new(n, al); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
 
 namespace uet::tss {
 namespace {
