@@ -12,6 +12,18 @@
 
 namespace uet::prov {
 namespace {
+
+// A pds::LendTag of this sink: the ring's loan (PacketIo::Loan, bits 16-31
+// zero) with the EV that holds it in bits 16-31.
+pds::LendTag LendTagOf(uint16_t ev, PacketIo::Loan loan) {
+  return loan == PacketIo::kNoLoan ? pds::kNotLent : loan | (pds::LendTag{ev} << 16);
+}
+uint16_t EvOf(pds::LendTag lend) { return static_cast<uint16_t>(lend >> 16); }
+PacketIo::Loan LoanOf(pds::LendTag lend) { return lend & ~pds::LendTag{0xffff0000u}; }
+
+}  // namespace
+
+namespace {
 unsigned long long ULL(uint64_t v) { return static_cast<unsigned long long>(v); }
 }  // namespace
 
@@ -51,7 +63,8 @@ Result<std::unique_ptr<Progress>> Progress::Create(Endpoint& ep,
   }
   UET_ASSIGN_OR_RETURN(p->ses_, ses::Endpoint::Create(c, p->random_, *p, *p));
   if (c.max_payload_bytes > c.payload_bytes) {
-    // Peers whose route takes more than the bound interface: each peer's payload from its route (io/route_payload.h).
+    // Peers whose route takes more than the bound interface: each peer's
+    // payload from its route (io/route_payload.h).
     p->route_payloads_ = std::make_unique<RoutePayloads>();
     p->ses_->SetPathPayloads(p->route_payloads_.get());
   }
@@ -129,8 +142,9 @@ Progress::~Progress() {
                io_->local_port(), ULL(sc.requests_refused), ULL(sc.requests_bad_job),
                ULL(sc.malformed_requests), ULL(sc.datagrams_dropped));
   if (security_) {
-    UET_LOG_INFO(FI_LOG_EP_DATA, "uet: endpoint port %u TSS SDI %u:%s; early flushes %llu (every %zu B); sealed into the send ring %llu, "
-                 "through a copy %llu\n",
+    UET_LOG_INFO(FI_LOG_EP_DATA,
+                 "uet: endpoint port %u TSS SDI %u:%s; early flushes %llu (every %zu B); "
+                 "sealed into the send ring %llu, through a copy %llu\n",
                  io_->local_port(), security_->sdi(), security_->CountersText().c_str(),
                  ULL(crypto_flush_.early_flushes()), crypto_flush_.every_bytes(),
                  ULL(sealed_in_ring_), ULL(sealed_copied_));
@@ -386,12 +400,7 @@ void Progress::QueueDatagram(const FabricAddress& dst, std::span<const std::byte
 }
 
 void Progress::Send(const FabricAddress& dst, std::span<const std::byte> packet) {
-  ride_.OnQueued(packet);
-  if (security_) {
-    QueueSealed(dst, packet, {}, 0);
-  } else {
-    QueueDatagram(dst, packet, 0);
-  }
+  SendOnPath(dst, packet, 0);
 }
 
 void Progress::SendOnPath(const FabricAddress& dst, std::span<const std::byte> packet,
@@ -438,9 +447,7 @@ void Progress::QueueParts(const FabricAddress& dst, std::span<const std::byte> h
   } else if (!QueueFromEvPort(dst, head, body, ev)) {
     ev_sockets_.Queue(ev, dst.ip, dst.port, head, body, lend != nullptr ? &loan : nullptr);
   }
-  if (lend != nullptr) {
-    *lend = loan == PacketIo::kNoLoan ? pds::kNotLent : loan | (pds::LendTag{ev} << 16);
-  }
+  if (lend != nullptr) *lend = LendTagOf(ev, loan);
 }
 
 bool Progress::QueueFromEvPort(const FabricAddress& dst, std::span<const std::byte> head,
@@ -452,12 +459,11 @@ bool Progress::QueueFromEvPort(const FabricAddress& dst, std::span<const std::by
 }
 
 void Progress::Releasing(pds::LendTag lend) {
-  const auto ev = static_cast<uint16_t>(lend >> 16);
-  const PacketIo::Loan loan = lend & ~pds::LendTag{0xffff0000u};
+  const uint16_t ev = EvOf(lend);
   if (ev == 0) {
-    io_->Detach(loan);
+    io_->Detach(LoanOf(lend));
   } else {
-    ev_sockets_.Detach(ev, loan);
+    ev_sockets_.Detach(ev, LoanOf(lend));
   }
 }
 

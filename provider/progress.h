@@ -112,8 +112,7 @@ class Progress final : public pds::PacketSink,
   // TSS on: every UET datagram is sealed and opened (packet_security.h), and
   // what is queued goes out every `flush_bytes` sealed or opened
   // (crypto_flush.h; 0: at the end of a pass, as with TSS off).
-  void SetSecurity(std::unique_ptr<PacketSecurity> s,
-                   size_t flush_bytes = CryptoFlush::kDefaultBytes) {
+  void SetSecurity(std::unique_ptr<PacketSecurity> s, size_t flush_bytes) {
     security_ = std::move(s);
     crypto_flush_ = CryptoFlush(flush_bytes);
   }

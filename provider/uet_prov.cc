@@ -194,7 +194,11 @@ PayloadChoice PayloadFor(const IpAddress& bound) {
   const std::optional<InterfaceMtuInfo> m = InterfaceMtu(bound);
   const bool loopback = m && m->loopback && !IsWildcard(bound);
   if (p.payload_bytes > 0) {
-    return {.bytes = p.payload_bytes, .max_bytes = 0, .mtu = 0, .source = "FI_UET_PAYLOAD", .loopback = loopback};
+    return {.bytes = p.payload_bytes,
+            .max_bytes = 0,
+            .mtu = 0,
+            .source = "FI_UET_PAYLOAD",
+            .loopback = loopback};
   }
   constexpr uint32_t kFallbackMtu = 1500;
   if (!m) {
@@ -203,13 +207,15 @@ PayloadChoice PayloadFor(const IpAddress& bound) {
             .mtu = kFallbackMtu,
             .source = "no interface holds the address: MTU 1500"};
   }
-  const bool per_peer = PayloadForMtu(m->largest_mtu) > PayloadForMtu(m->mtu);
-  return {.bytes = PayloadForMtu(m->mtu),
-          .max_bytes = per_peer ? PayloadForMtu(m->largest_mtu) : 0,
+  const size_t bytes = PayloadForMtu(m->mtu);
+  const size_t largest = PayloadForMtu(m->largest_mtu);
+  const bool per_peer = largest > bytes;
+  return {.bytes = bytes,
+          .max_bytes = per_peer ? largest : 0,
           .mtu = m->mtu,
           .source = "MTU " + std::to_string(m->mtu) + " of " + m->name +
                     (IsWildcard(bound) ? " (smallest of the up interfaces)" : "") +
-                    (per_peer ? "; up to " + std::to_string(PayloadForMtu(m->largest_mtu)) +
+                    (per_peer ? "; up to " + std::to_string(largest) +
                                     " B to peers whose route takes more"
                               : ""),
           .loopback = loopback};

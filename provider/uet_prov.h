@@ -39,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "provider/crypto_flush.h"
 #include "provider/io/io_config.h"
 #include "provider/spin_wait.h"
 #include "provider/uet_info.h"
@@ -106,7 +107,7 @@ struct ProviderParams {
   int64_t tss_auth_fail_latch = 0;  // FI_UET_TSS_AUTH_FAIL_LATCH (0: never)
   // FI_UET_TSS_FLUSH_BYTES: send what is queued every this many bytes sealed
   // or opened (provider/crypto_flush.h; 0: at the end of a pass).
-  int64_t tss_flush_bytes = 112 * 1024;
+  int64_t tss_flush_bytes = CryptoFlush::kDefaultBytes;
   // FI_UET_TSS_GCM=openssl: OpenSSL's AES-GCM even where ipsec-mb is built
   // in (tss/aes_gcm.h); "auto" (default): ipsec-mb where it is.
   bool tss_gcm_openssl = false;

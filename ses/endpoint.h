@@ -59,9 +59,9 @@ struct EndpointConfig {
   // Largest SES header and extension in front of a payload.
   static constexpr size_t kMaxSesOverhead = 44 + 36;
   // A full-size packet: the largest payload and the largest SES headers.
-  size_t MaxPacketBytes() const {
-    return std::max(payload_bytes, max_payload_bytes) + kMaxSesOverhead;
-  }
+  size_t MaxPacketBytes() const { return LargestPayloadBytes() + kMaxSesOverhead; }
+  // The most payload any packet may carry (max_payload_bytes, at least payload_bytes).
+  size_t LargestPayloadBytes() const { return std::max(payload_bytes, max_payload_bytes); }
   static constexpr size_t kDefaultRendezvousThreshold = size_t{64} << 10;
   static constexpr size_t kDefaultUnexpectedBytes = size_t{64} << 20;
   static constexpr size_t kDefaultUnexpectedMessages = 4096;

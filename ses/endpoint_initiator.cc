@@ -185,8 +185,7 @@ size_t Endpoint::PayloadTo(const IpAddress& ip) const {
   if (paths_ == nullptr) return config_.payload_bytes;
   // payload_bytes is the floor: one-packet operations (datagrams, atomics)
   // were checked against it.
-  const size_t most = std::max(config_.payload_bytes, config_.max_payload_bytes);
-  return std::clamp(paths_->PayloadTo(ip), config_.payload_bytes, most);
+  return std::clamp(paths_->PayloadTo(ip), config_.payload_bytes, config_.LargestPayloadBytes());
 }
 
 Status Endpoint::StartOp(std::unique_ptr<TxOp> op) {

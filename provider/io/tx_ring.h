@@ -119,6 +119,19 @@ class TxRing {
     if (full()) flush();
     return true;
   }
+  // PacketIo::Reserve / Commit's policy, the same for every backend with a
+  // ring: a full ring is flushed before the tail slot is lent, and a commit
+  // that fills it flushes at once.
+  template <typename Flush>
+  std::span<std::byte> Reserve(int family, const IpAddress& dst, uint16_t port, Flush&& flush) {
+    if (full()) flush();
+    return ReserveTail(family, dst, port);
+  }
+  template <typename Flush>
+  void Commit(size_t n, Flush&& flush) {
+    CommitTail(n);
+    if (full()) flush();
+  }
 
   // Describes the contiguous queued run from the head as messages; returns how
   // many (>= 1 when count() > 0). Message i is msgs()[i] and covers

@@ -80,14 +80,10 @@ void UdpIo::Detach(Loan loan) { tx_->Detach(loan); }
 void UdpIo::DetachAll() { tx_->DetachAll(); }
 
 std::span<std::byte> UdpIo::Reserve(const IpAddress& dst, uint16_t port) {
-  if (tx_->full()) Flush();
-  return tx_->ReserveTail(family_, dst, port);
+  return tx_->Reserve(family_, dst, port, [this] { Flush(); });
 }
 
-void UdpIo::Commit(size_t n) {
-  tx_->CommitTail(n);
-  if (tx_->full()) Flush();
-}
+void UdpIo::Commit(size_t n) { tx_->Commit(n, [this] { Flush(); }); }
 
 size_t UdpIo::Flush() { return io_internal::SendQueued(fd_, *tx_, &gso_, &stats_); }
 

@@ -236,14 +236,10 @@ void UringIo::QueueParts(const IpAddress& dst, uint16_t port, std::span<const st
 }
 
 std::span<std::byte> UringIo::Reserve(const IpAddress& dst, uint16_t port) {
-  if (tx_->full()) Flush();
-  return tx_->ReserveTail(family_, dst, port);
+  return tx_->Reserve(family_, dst, port, [this] { Flush(); });
 }
 
-void UringIo::Commit(size_t n) {
-  tx_->CommitTail(n);
-  if (tx_->full()) Flush();
-}
+void UringIo::Commit(size_t n) { tx_->Commit(n, [this] { Flush(); }); }
 
 size_t UringIo::Flush() {
   Rings& r = *rings_;
