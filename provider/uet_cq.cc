@@ -130,6 +130,7 @@ ssize_t CqSreadFrom(struct fid_cq* fid, void* buf, size_t count, fi_addr_t* src,
     bool device_work = false;
     {
       std::lock_guard lock(cq.domain->mu);
+      ++cq.sread_passes;
       const ssize_t r = ReadLocked(cq, buf, count, src);
       if (r != -FI_EAGAIN) return r;
       for (Endpoint* ep : cq.endpoints) {
@@ -150,6 +151,10 @@ ssize_t CqSreadFrom(struct fid_cq* fid, void* buf, size_t count, fi_addr_t* src,
       wait_ms = std::min<int>(wait_ms, timeout - static_cast<int>(waited.count()));
     }
     if (BusyPolling(start)) continue;
+    {
+      std::lock_guard lock(cq.domain->mu);
+      ++cq.sread_sleeps;
+    }
     poll(fds.data(), fds.size(), wait_ms);
   }
 }
@@ -193,11 +198,14 @@ int CqClose(struct fid* fid) {
   WaitSetLeave(cq);
   UET_LOG_INFO(FI_LOG_CQ,
                "uet: fi_close(cq): %llu empty reads received nothing, %llu received datagrams; "
-               "%llu yielded the CPU, %llu blocked on the sockets\n",
+               "%llu yielded the CPU, %llu blocked on the sockets; "
+               "sread: %llu passes, %llu slept in poll\n",
                static_cast<unsigned long long>(cq->empty_reads_idle),
                static_cast<unsigned long long>(cq->empty_reads_busy),
                static_cast<unsigned long long>(cq->empty_read_yields),
-               static_cast<unsigned long long>(cq->empty_read_blocks));
+               static_cast<unsigned long long>(cq->empty_read_blocks),
+               static_cast<unsigned long long>(cq->sread_passes),
+               static_cast<unsigned long long>(cq->sread_sleeps));
   delete cq;
   return FI_SUCCESS;
 }

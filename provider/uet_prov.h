@@ -361,6 +361,10 @@ struct Cq {
   uint64_t empty_reads_busy = 0;
   uint64_t empty_read_yields = 0;
   uint64_t empty_read_blocks = 0;
+  // fi_cq_sread(from): progress passes, and those that then slept in poll()
+  // (none while FI_UET_BUSY_POLL_US spins). Logged at close.
+  uint64_t sread_passes = 0;
+  uint64_t sread_sleeps = 0;
 };
 
 struct Av {

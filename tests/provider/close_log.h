@@ -42,4 +42,20 @@ inline CqEmptyReads SumCqEmptyReads(const std::string& log) {
   return c;
 }
 
+// What every CQ logs at close about fi_cq_sread: progress passes and the
+// passes that then slept in poll(), summed over the CQs of `log`.
+struct CqSreads {
+  uint64_t passes = 0, sleeps = 0;
+};
+inline CqSreads SumCqSreads(const std::string& log) {
+  CqSreads c;
+  const std::regex re("sread: ([0-9]+) passes, ([0-9]+) slept in poll");
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator();
+       ++it) {
+    c.passes += std::stoull((*it)[1]);
+    c.sleeps += std::stoull((*it)[2]);
+  }
+  return c;
+}
+
 }  // namespace uet::fitest
