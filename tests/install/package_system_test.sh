@@ -87,8 +87,9 @@ env -u FI_PROVIDER_PATH -u FI_PROVIDER LD_DEBUG=files LD_DEBUG_OUTPUT="$tmp/ld" 
 rc=$?
 check "fi_info -p uet with no variable set (exit $rc)" test "$rc" = 0
 check "fi_info lists provider uet" grep -q "provider: uet" "$tmp/fi_info"
-loaded=$(cat "$tmp"/ld.* 2>/dev/null | grep -o 'file=[^ ]*-fi\.so .*dynamically loaded' | awk '{print $1}' | sort -u)
-check "libfabric loaded $prov" test "$loaded" = "file=$prov"
+loaded=$(cat "$tmp"/ld.* 2>/dev/null | grep -o 'file=[^ ]*libuet-fi\.so .*dynamically loaded' | awk '{print $1}' | sort -u)
+check "libfabric loaded $prov and no other libuet-fi.so (${loaded//$'\n'/ })" \
+  test "$loaded" = "file=$prov"
 [ "$fail" = 0 ] || tail -20 "$tmp/fi_info"
 
 if ! dpkg --purge "$pkg" >"$tmp/purge" 2>&1; then

@@ -78,9 +78,13 @@ cmp -s "$tmp/expected" "$tmp/files" || diff "$tmp/expected" "$tmp/files"
 dpkg -x "$deb" "$tmp/root"
 # pkg_of PATH: the installed package that owns PATH (either side of /usr merge).
 pkg_of() {
-  local p
+  local p owner
   for p in "$1" "$(readlink -f "$1")" "/usr$1" "${1#/usr}"; do
-    dpkg -S "$p" 2>/dev/null | head -n 1 | cut -d: -f1 && return 0
+    owner=$(dpkg -S "$p" 2>/dev/null | head -n 1 | cut -d: -f1)
+    if [ -n "$owner" ]; then
+      echo "$owner"
+      return 0
+    fi
   done
   return 1
 }
@@ -110,8 +114,8 @@ rc=$?
 check "fi_info -p uet with FI_PROVIDER_PATH at the unpacked package's $fabric_dir (exit $rc)" \
   test "$rc" = 0
 check "fi_info lists provider uet" grep -q "provider: uet" "$tmp/fi_info"
-loaded=$(cat "$tmp"/ld.* 2>/dev/null | grep -o 'file=[^ ]*-fi\.so .*dynamically loaded' | awk '{print $1}' | sort -u)
-check "libfabric loaded the unpacked libuet-fi.so and no other provider file" \
+loaded=$(cat "$tmp"/ld.* 2>/dev/null | grep -o 'file=[^ ]*libuet-fi\.so .*dynamically loaded' | awk '{print $1}' | sort -u)
+check "libfabric loaded the unpacked libuet-fi.so and no other libuet-fi.so" \
   test "$loaded" = "file=$prov_dir/libuet-fi.so"
 [ "$fail" = 0 ] || tail -20 "$tmp/fi_info"
 exit "$fail"
