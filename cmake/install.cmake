@@ -144,4 +144,8 @@ set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# dpkg-shlibdeps asks only for the libfabric1 that has the symbols we call
+# (>= 1.11.0); libfabric refuses a provider whose fi_version is newer than its
+# own API, and the provider states the API of the headers it was built with.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libfabric1 (>= ${LIBFABRIC_VERSION})")
 include(CPack)

@@ -2,16 +2,17 @@
 # The Debian package that package_build.sh made: its metadata, its files, its
 # dependencies, and the provider unpacked from it working.
 #
-#   tests/install/package_test.sh DEB_DIR LIBFABRIC_PROVIDER_DIR VERSION TOOL...
+#   tests/install/package_test.sh DEB_DIR LIBFABRIC_PROVIDER_DIR VERSION LIBFABRIC_VERSION TOOL...
 #
 # LIBFABRIC_PROVIDER_DIR: where the system libfabric loads providers from
 # (/usr/lib/x86_64-linux-gnu/libfabric on Debian 12); VERSION: the project's;
+# LIBFABRIC_VERSION: pkg-config's version of the libfabric built against;
 # TOOL...: the programs cmake --install puts into bin (uet-mpi-bench among
 # them stays out of the package).
 #
 # 1. dpkg-deb -f: Package libfabric-uet, Version VERSION-1, this machine's
-#    architecture; Depends names libfabric1, liburing2, libssl3, an abseil
-#    runtime package and no MPI package.
+#    architecture; Depends names libfabric1 (>= LIBFABRIC_VERSION), liburing2,
+#    libssl3, an abseil runtime package and no MPI package.
 # 2. dpkg-deb -c: the files are exactly LIBFABRIC_PROVIDER_DIR/libuet-fi.so,
 #    /usr/share/man/man7/fi_uet.7.gz and /usr/bin/TOOL (no test binary).
 # 3. dpkg -x into a temporary root: every library each ELF file needs comes
@@ -21,10 +22,11 @@
 # Exit 0 when every check passes; each failure is printed. Changes nothing
 # outside its temporary directory.
 set -u
-deb_dir=${1:?usage: package_test.sh DEB_DIR LIBFABRIC_PROVIDER_DIR VERSION TOOL...}
+deb_dir=${1:?usage: package_test.sh DEB_DIR LIBFABRIC_PROVIDER_DIR VERSION LIBFABRIC_VERSION TOOL...}
 fabric_dir=${2:?}
 version=${3:?}
-shift 3
+fabric_version=${4:?}
+shift 4
 tools=()
 for t in "$@"; do [ "$t" = uet-mpi-bench ] || tools+=("$t"); done
 tmp=$(mktemp -d)
@@ -60,6 +62,8 @@ field Depends | tr ',|' '\n' | sed 's/([^)]*)//; s/^ *//; s/ *$//' | sort -u >"$
 for p in libfabric1 liburing2 libssl3 libc6 libstdc++6; do
   check "Depends names $p" grep -qx "$p" "$tmp/depends"
 done
+check "Depends asks for libfabric1 (>= $fabric_version), the libfabric built against" \
+  sh -c "dpkg-deb -f '$deb' Depends | grep -qF 'libfabric1 (>= $fabric_version)'"
 check "Depends names an abseil runtime package" grep -qE '^libabsl[0-9]+$' "$tmp/depends"
 check "Depends names no MPI package" sh -c "! grep -qi mpi '$tmp/depends'"
 
