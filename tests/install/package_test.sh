@@ -80,34 +80,45 @@ cmp -s "$tmp/expected" "$tmp/files" || diff "$tmp/expected" "$tmp/files"
 
 # 3. Unpacked.
 dpkg -x "$deb" "$tmp/root"
-# pkg_of PATH: the installed package that owns PATH (either side of /usr merge).
-pkg_of() {
-  local p owner
-  for p in "$1" "$(readlink -f "$1")" "/usr$1" "${1#/usr}"; do
-    owner=$(dpkg -S "$p" 2>/dev/null | head -n 1 | cut -d: -f1)
-    if [ -n "$owner" ]; then
-      echo "$owner"
-      return 0
-    fi
-  done
-  return 1
-}
+# The libraries the package's files need, once each; for each, the loader's
+# path (ldconfig), its real path and both sides of the /usr merge, asked of
+# dpkg -S in one call (0.3 s a call).
+sonames=$(while read -r f; do
+  readelf -d "$tmp/root/${f#./}" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'
+done <"$tmp/files" | sort -u)
 dep_fail=0
-while read -r f; do
-  file=$tmp/root/${f#./}
-  for so in $(readelf -d "$file" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
-    path=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64|x32|AArch64|64bit/ {print $NF; exit}')
-    [ -n "$path" ] || path=$(ldconfig -p | awk -v so="$so" '$1 == so {print $NF; exit}')
-    owner=$( [ -n "$path" ] && pkg_of "$path")
-    if [ -z "$owner" ]; then
-      check "${f##*/} needs $so: found on this machine and owned by a package" false
-      dep_fail=1
-    elif ! grep -qx "$owner" "$tmp/depends"; then
-      check "${f##*/} needs $so ($path, package $owner): $owner is in Depends" false
-      dep_fail=1
-    fi
+declare -A cand
+paths=()
+for so in $sonames; do
+  path=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64|x32|AArch64|64bit/ {print $NF; exit}')
+  [ -n "$path" ] || path=$(ldconfig -p | awk -v so="$so" '$1 == so {print $NF; exit}')
+  if [ -z "$path" ]; then
+    check "$so (needed by the package's files) is on this machine" false
+    dep_fail=1
+    continue
+  fi
+  real=$(readlink -f "$path")
+  cand[$so]="$path $real /usr$path ${path#/usr} /usr$real ${real#/usr}"
+  read -r -a c <<<"${cand[$so]}"
+  paths+=("${c[@]}")
+done
+((${#paths[@]})) && dpkg -S "${paths[@]}" >"$tmp/owners" 2>/dev/null
+for so in "${!cand[@]}"; do
+  owner=
+  for p in ${cand[$so]}; do
+    owner=$(awk -v p="$p" -F': ' '$2 == p {split($1, a, /[:,]/); print a[1]; exit}' "$tmp/owners")
+    [ -z "$owner" ] || break
   done
-done <"$tmp/files"
+  if [ -z "$owner" ]; then
+    check "$so (${cand[$so]%% *}) belongs to an installed package" false
+    dep_fail=1
+  elif ! grep -qx "$owner" "$tmp/depends"; then
+    check "$so (${cand[$so]%% *}) comes from $owner, which is in Depends" false
+    dep_fail=1
+  else
+    echo "package_test: $so <- $owner"
+  fi
+done
 check "every library the package's files need comes from a package in Depends" test "$dep_fail" = 0
 check "fi_uet.7.gz is a man page" \
   sh -c "gzip -dc '$tmp/root/usr/share/man/man7/fi_uet.7.gz' | grep -q '^\.TH \"fi_uet\" \"7\"'"
