@@ -37,6 +37,7 @@ check() {  # check TEXT COMMAND...
   shift
   if "$@"; then echo "package_test: ok: $what"; else echo "package_test: FAIL: $what"; fail=1; fi
 }
+PATH=$PATH:/usr/sbin:/sbin  # ldconfig, outside a user's PATH on Debian
 for tool in dpkg-deb dpkg readelf ldconfig; do
   if ! command -v "$tool" >/dev/null; then
     echo "package_test: FAIL: $tool is missing (scripts/install-deps.sh)"
