@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
+  dpkg-dev                          # dpkg-shlibdeps: the .deb's dependencies (cpack -G DEB; cpack is in cmake)
   clang libclang-rt-14-dev          # libFuzzer and the sanitizer runtimes
   libfabric-dev libfabric-bin       # provider API, fi_info / fi_pingpong
   liburing-dev libssl-dev libabsl-dev libpcap-dev
