@@ -166,6 +166,13 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep, const PayloadChoice& payloa
   if (p.max_cccs != 0) {
     c.pds.max_cccs = static_cast<uint32_t>(std::clamp<int64_t>(p.max_cccs, 1, 65535));
   }
+  if (p.max_pdcs != 0) {
+    c.pds.max_pdcs = static_cast<uint32_t>(std::clamp<int64_t>(p.max_pdcs, 1, 65535));
+  }
+  if (p.max_half_open != 0) {
+    c.pds.max_half_open =
+        static_cast<uint32_t>(std::clamp<int64_t>(p.max_half_open, 1, c.pds.max_pdcs));
+  }
   c.pid_on_fep = ep.local.pid_on_fep;
   c.resource_index = ep.local.start_resource_index;
   return c;
@@ -298,6 +305,21 @@ int EnableEndpoint(Endpoint& ep) {
   if (Params().max_cccs != 0 && (Params().max_cccs < 1 || Params().max_cccs > 65535)) {
     UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: FI_UET_MAX_CCCS=%lld: must be 1..65535\n",
                  static_cast<long long>(Params().max_cccs));
+    return -FI_EINVAL;
+  }
+  if (Params().max_pdcs != 0 && (Params().max_pdcs < 1 || Params().max_pdcs > 65535)) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: FI_UET_MAX_PDCS=%lld: must be 1..65535\n",
+                 static_cast<long long>(Params().max_pdcs));
+    return -FI_EINVAL;
+  }
+  const int64_t pdcs =
+      Params().max_pdcs != 0 ? Params().max_pdcs : int64_t{pds::EngineConfig::kDefaultMaxPdcs};
+  if (Params().max_half_open != 0 &&
+      (Params().max_half_open < 1 || Params().max_half_open > pdcs)) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL,
+                 "uet: fi_enable: FI_UET_MAX_HALF_OPEN=%lld: must be 1..%lld "
+                 "(FI_UET_MAX_PDCS)\n",
+                 static_cast<long long>(Params().max_half_open), static_cast<long long>(pdcs));
     return -FI_EINVAL;
   }
   const PayloadChoice payload = PayloadFor(ep.local.fabric_address);

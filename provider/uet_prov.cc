@@ -129,6 +129,8 @@ ProviderParams ReadParams() {
   if (fi_param_get_int(&g_provider, "ev_port_base", &v) == FI_SUCCESS) p.ev_port_base = v;
   if (fi_param_get_int(&g_provider, "spray_fast_retx", &v) == FI_SUCCESS) p.spray_fast_retx = v;
   if (fi_param_get_int(&g_provider, "max_cccs", &v) == FI_SUCCESS) p.max_cccs = v;
+  if (fi_param_get_int(&g_provider, "max_pdcs", &v) == FI_SUCCESS) p.max_pdcs = v;
+  if (fi_param_get_int(&g_provider, "max_half_open", &v) == FI_SUCCESS) p.max_half_open = v;
   if (fi_param_get_int(&g_provider, "close_linger_ms", &v) == FI_SUCCESS) p.close_linger_ms = v;
   if (fi_param_get_int(&g_provider, "spray_burst", &v) == FI_SUCCESS) p.spray_burst = v;
   if (fi_param_get_int(&g_provider, "cc_base_rtt_us", &v) == FI_SUCCESS && v > 0) {
@@ -440,6 +442,13 @@ constexpr ParamDef kParamDefs[] = {
      "Congestion control contexts per endpoint, 1..65535 (default 1024): one per peer "
      "FEP, shared by the PDCs to it. With the table full a send to a new peer fails "
      "and a new peer's PDC is refused (NACK 0x05, no CCC available)"},
+    {"max_pdcs", FI_PARAM_INT,
+     "Packet delivery contexts per endpoint (initiator and target), 1..65535 "
+     "(default 1024): one per peer and direction while traffic flows"},
+    {"max_half_open", FI_PARAM_INT,
+     "Of those, target PDCs whose peer has not yet shown it receives what we send, "
+     "1..FI_UET_MAX_PDCS (default: a quarter of FI_UET_MAX_PDCS). A SYN flood evicts "
+     "the oldest of these, never an established PDC"},
     {"close_linger_ms", FI_PARAM_INT,
      "fi_close of an endpoint that has just received keeps answering its peers "
      "(ACKs to resent packets) until none arrived for this many ms, at most 4x "

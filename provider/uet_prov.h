@@ -126,6 +126,12 @@ struct ProviderParams {
   // FI_UET_MAX_CCCS: congestion control contexts (peer FEPs) per endpoint
   // (0: the engine's default, pds::EngineConfig::kDefaultMaxCccs).
   int64_t max_cccs = 0;
+  // FI_UET_MAX_PDCS: packet delivery contexts (initiator + target) per
+  // endpoint (0: pds::EngineConfig::kDefaultMaxPdcs). FI_UET_MAX_HALF_OPEN:
+  // of those, target PDCs whose peer has not yet shown it receives (0: a
+  // quarter of max_pdcs); a SYN flood evicts only these (spec-notes/pds.md).
+  int64_t max_pdcs = 0;
+  int64_t max_half_open = 0;
   // FI_UET_CLOSE_LINGER_MS: fi_close of an endpoint that received a packet
   // this recently keeps answering its peers until none came for this long
   // (at most 4x; 0: close at once). A peer whose last ACK was lost resends

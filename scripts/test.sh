@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# README command 2: installs what the project needs, builds it twice and runs the
-# whole test suite:
+# README command 2: installs what the project needs, builds it three times and
+# runs the test suite:
 #   1. gcc, RelWithDebInfo: every unit test;
 #   2. clang with AddressSanitizer + UndefinedBehaviorSanitizer (Debug, at -O1 as
 #      the ASan documentation advises: -O0 made the lossy-engine tests 100x
 #      slower than release; line tables only, which is what ASan's reports
 #      need), every unit test again, plus each libFuzzer target for a bounded,
-#      seeded run (UET_FUZZ_SECONDS, default 10 s each).
+#      seeded run (UET_FUZZ_SECONDS, default 10 s each);
+#   3. clang with ThreadSanitizer (same flags): the provider, SES and PDS suites
+#      (tests/CMakeLists.txt says why only those), with threads_test's
+#      multi-threaded cases; a data race fails the test that met it
+#      (suppressions, each with its reason: tests/tsan.supp).
 # Both with warnings as errors (UET_WERROR=ON; a plain cmake build leaves it off).
 # Test files compile as unity builds at -O0 in both (tests/CMakeLists.txt), which
 # keeps the whole run near 15 minutes on 2 cores.
@@ -42,14 +46,14 @@ run_ctest() {  # build dir
 jobs=$(nproc)
 fuzz_seconds=${UET_FUZZ_SECONDS:-10}
 
-echo "== build 1/2: gcc release"
+echo "== build 1/3: gcc release"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUET_BUILD_TESTS=ON \
   -DUET_WERROR=ON >/dev/null
 cmake --build build/release -j "$jobs"
 run_ctest build/release
 
 echo "== gcc release done at ${SECONDS} s"
-echo "== build 2/2: clang ASan+UBSan, with fuzzers (${fuzz_seconds} s each)"
+echo "== build 2/3: clang ASan+UBSan, with fuzzers (${fuzz_seconds} s each)"
 cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_C_FLAGS_DEBUG="-gline-tables-only -O1" \
   -DCMAKE_CXX_FLAGS_DEBUG="-gline-tables-only -O1" \
@@ -58,4 +62,15 @@ cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DUET_WERROR=ON >/dev/null
 cmake --build build/asan -j "$jobs"
 run_ctest build/asan
+
+echo "== clang ASan+UBSan done at ${SECONDS} s"
+echo "== build 3/3: clang ThreadSanitizer (provider, SES, PDS)"
+cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_C_FLAGS_DEBUG="-gline-tables-only -O1" \
+  -DCMAKE_CXX_FLAGS_DEBUG="-gline-tables-only -O1" \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DUET_TSAN=ON -DUET_BUILD_TESTS=ON -DUET_WERROR=ON >/dev/null
+cmake --build build/tsan -j "$jobs"
+TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
+  run_ctest build/tsan
 echo "== all passed in ${SECONDS} s"

@@ -35,6 +35,57 @@ TEST(CccParams, NegativeMaxCccsFailsEnableWithEinval) {
   EXPECT_EQ(EnableResult(), -FI_EINVAL);
 }
 
+TEST(PdcParams, MaxPdcsAboveTheLimitFailsEnableWithEinval) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_MAX_PDCS", "65536", 1);
+  EXPECT_EQ(EnableResult(), -FI_EINVAL);
+}
+
+TEST(PdcParams, MaxHalfOpenAboveMaxPdcsFailsEnableWithEinval) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_MAX_PDCS", "8", 1);
+  setenv("FI_UET_MAX_HALF_OPEN", "9", 1);
+  EXPECT_EQ(EnableResult(), -FI_EINVAL);
+}
+
+// Two PDCs in all: b's target PDC for a's sends (validated by a's second
+// message, which names it) and b's initiator PDC for its own sends to a fill
+// b's table; a third node's SYN then finds no half-open PDC to evict and is
+// refused (NACK UET_NO_PDC_AVAIL: its send fails) while a and b keep
+// working. Without the parameter the table would hold 1,024.
+class TwoPdcRdm : public RdmApi {
+ protected:
+  void SetUp() override {
+    SKIP_UNLESS_FIRST_IN_PROCESS();
+    setenv("FI_UET_MAX_PDCS", "2", 1);
+    setenv("FI_UET_MAX_HALF_OPEN", "1", 1);
+    RdmApi::SetUp();
+  }
+};
+
+TEST_F(TwoPdcRdm, AThirdPeerFindsTheTableFullAndTheFirstKeepsWorking) {
+  ASSERT_NO_FATAL_FAILURE(SendRecv(100, false));  // b's target PDC
+  ASSERT_NO_FATAL_FAILURE(SendRecv(100, false));  // ... now validated
+  std::vector<uint8_t> back(32, 0x11), got(32, 0);
+  int back_rctx = 0, back_sctx = 0;
+  ASSERT_EQ(fi_recv(a_.ep.ep, got.data(), got.size(), nullptr, FI_ADDR_UNSPEC, &back_rctx), 0);
+  ASSERT_EQ(fi_send(b_.ep.ep, back.data(), back.size(), nullptr, b_to_a_, &back_sctx), 0);
+  Ok(b_.ep.tx, "send b -> a");  // b's initiator PDC
+  Ok(a_.ep.rx, "recv b -> a");
+  EXPECT_EQ(got, back);
+  Node& c = NewNode();
+  ASSERT_NO_FATAL_FAILURE(c.Open({.ip = "127.0.0.3"}));
+  const fi_addr_t c_to_b = c.ep.Insert(b_.ep);
+  std::vector<uint8_t> out(64, 0x5A);
+  int c_sctx = 0;
+  ASSERT_EQ(fi_send(c.ep.ep, out.data(), out.size(), nullptr, c_to_b, &c_sctx), 0);
+  const Entry from_c = Next(c.ep.tx, "send c -> b");
+  EXPECT_TRUE(from_c.error) << Describe(from_c);
+  ExpectQuiet(b_.ep.rx);
+  ASSERT_NO_FATAL_FAILURE(SendRecv(100, false));
+  ASSERT_NO_FATAL_FAILURE(SendRecv(kPayload * 3, true));
+}
+
 class OneCccRdm : public RdmApi {
  protected:
   void SetUp() override {
