@@ -10,7 +10,9 @@
 // failure message with the rest, so the table stays visible.
 #include <rdma/fi_collective.h>
 
+#include <chrono>
 #include <cstdint>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -320,6 +322,66 @@ INSTANTIATE_TEST_SUITE_P(EveryEndpointType, EnosysAudit,
                                               : p.param == FI_EP_MSG ? "Msg"
                                                                      : "Dgram");
                          });
+
+// What the audit found stubbed, now implemented: fi_cq_signal wakes a
+// blocked fi_cq_sread; fi_av_insertsvc / fi_av_insertsym build the address of
+// an endpoint on that IP and port.
+class AuditedOps : public RdmApi {};
+
+TEST_F(AuditedOps, CqSignalWakesABlockedSread) {
+  fi_cq_attr attr{};
+  attr.format = FI_CQ_FORMAT_TAGGED;
+  attr.wait_obj = FI_WAIT_FD;
+  fid_cq* cq = nullptr;
+  ASSERT_EQ(fi_cq_open(a_.domain, &attr, &cq, nullptr), 0);
+  const auto start = std::chrono::steady_clock::now();
+  auto reader = std::async(std::launch::async, [&] {
+    fi_cq_tagged_entry e{};
+    return fi_cq_sread(cq, &e, 1, nullptr, 20000);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_EQ(fi_cq_signal(cq), 0);
+  ASSERT_EQ(reader.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  EXPECT_EQ(reader.get(), -FI_EAGAIN);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  // Not blocked when signalled: the next blocking read returns at once.
+  ASSERT_EQ(fi_cq_signal(cq), 0);
+  fi_cq_tagged_entry e{};
+  EXPECT_EQ(fi_cq_sread(cq, &e, 1, nullptr, 20000), -FI_EAGAIN);
+  EXPECT_EQ(fi_close(&cq->fid), 0);
+}
+
+TEST_F(AuditedOps, AvInsertSvcAndSymBuildTheAddressOfThatIpAndPort) {
+  auto text = [&](fi_addr_t a) {
+    uint8_t blob[64];
+    size_t len = sizeof blob;
+    EXPECT_EQ(fi_av_lookup(a_.ep.av, a, blob, &len), 0);
+    char buf[128];
+    size_t n = sizeof buf;
+    return std::string(fi_av_straddr(a_.ep.av, blob, buf, &n));
+  };
+  fi_addr_t one = FI_ADDR_NOTAVAIL;
+  ASSERT_EQ(fi_av_insertsvc(a_.ep.av, "127.0.0.9", "5000", &one, 0, nullptr), 1);
+  const std::string t = text(one);
+  EXPECT_NE(t.find("127.0.0.9"), std::string::npos) << t;
+  EXPECT_NE(t.find("5000"), std::string::npos) << t;
+  fi_addr_t sym[4];
+  ASSERT_EQ(fi_av_insertsym(a_.ep.av, "127.0.0.9", 2, "5000", 2, sym, 0, nullptr), 4);
+  const char* nodes[] = {"127.0.0.9", "127.0.0.9", "127.0.0.10", "127.0.0.10"};
+  const char* ports[] = {"5000", "5001", "5000", "5001"};
+  for (int i = 0; i < 4; ++i) {
+    fi_addr_t want = FI_ADDR_NOTAVAIL;
+    ASSERT_EQ(fi_av_insertsvc(a_.ep.av, nodes[i], ports[i], &want, 0, nullptr), 1);
+    EXPECT_EQ(text(sym[i]), text(want)) << i;
+  }
+  EXPECT_EQ(fi_av_insertsvc(a_.ep.av, "no.such.host.invalid", "1", &one, FI_NUMERICHOST,
+                            nullptr),
+            0);
+  EXPECT_EQ(one, FI_ADDR_NOTAVAIL);
+  EXPECT_EQ(fi_av_insertsym(a_.ep.av, "a-name", 1, "5000", 1, sym, 0, nullptr), -FI_EINVAL);
+  EXPECT_EQ(fi_av_insertsym(a_.ep.av, "127.0.0.9", 1, "65535", 2, sym, 0, nullptr), -FI_EINVAL);
+  EXPECT_EQ(fi_av_insertsvc(a_.ep.av, "127.0.0.9", "1", &one, FI_MORE, nullptr), -FI_EBADFLAGS);
+}
 
 }  // namespace
 }  // namespace uet::fitest
