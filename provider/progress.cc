@@ -515,6 +515,7 @@ void Progress::OnRemoteWrite(const ses::Completion& c) {
   if (ep_.remote_write_cntr != nullptr) {
     ep_.remote_write_cntr->Add(c.status == ses::CompletionStatus::kOk);
   }
+  CountForRegion(c);
   if (!c.cq_data) return;
   Cq* cq = ep_.rx_cq;
   if (cq == nullptr) return;
@@ -544,6 +545,18 @@ void Progress::OnRemoteWrite(const ses::Completion& c) {
   CqPushError(*cq, std::move(e));
 }
 
+// fi_mr_bind counters (uet_mr.cc "Counters"): the MR whose key SES named,
+// if it counts; atomics count as writes, as on the endpoint's counters.
+void Progress::CountForRegion(const ses::Completion& c) {
+  Domain& d = *ep_.domain;
+  if (d.counting_mrs == 0) return;
+  const auto it = d.mrs.find(c.key);
+  if (it == d.mrs.end() || !it->second->Counting()) return;
+  const Mr& m = *it->second;
+  Cntr* counter = c.kind == ses::OpKind::kRemoteRead ? m.remote_read_cntr : m.remote_write_cntr;
+  if (counter != nullptr) counter->Add(c.status == ses::CompletionStatus::kOk);
+}
+
 Cntr* Progress::CounterFor(uint64_t flags) const {
   if (flags & FI_SEND) return ep_.send_cntr;
   if (flags & FI_RECV) return ep_.recv_cntr;
@@ -568,6 +581,7 @@ void Progress::OnCompletion(const ses::Completion& c) {
     Cntr* counter =
         c.kind == ses::OpKind::kRemoteRead ? ep_.remote_read_cntr : ep_.remote_write_cntr;
     if (counter != nullptr) counter->Add(c.status == ses::CompletionStatus::kOk);
+    CountForRegion(c);
     return;
   }
   auto it = ops_.find(c.context);

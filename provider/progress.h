@@ -173,6 +173,8 @@ class Progress final : public pds::PacketSink,
   void OnPlaced(std::span<const std::byte> bytes) override;
   // The target side of a write with remote CQ data: a receive-CQ entry.
   void OnRemoteWrite(const ses::Completion& c);
+  // A remote access SES reported: counts it on its MR's bound counter.
+  void CountForRegion(const ses::Completion& c);
   // The CQ entry (or error entry) and counter of op `it`, which then goes.
   void Report(OpMap::iterator it, const ses::Completion& c);
   // hmem::HmemEvents

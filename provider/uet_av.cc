@@ -1,8 +1,13 @@
 // fid_av: address vectors (map and table: both hand out the index as
 // fi_addr_t), synchronous inserts of our address blobs (uet/endpoint_address.h,
-// packed back to back: the blob is self-delimiting), string addresses.
+// packed back to back: the blob is self-delimiting), string addresses, and
+// node/service inserts (insertsvc, insertsym) that build the blob fi_getinfo
+// builds for a node and service (ResolveNode: pid_on_fep 0, initiator 0).
+#include <array>
+#include <cstdlib>
 #include <cstring>
 #include <new>
+#include <string>
 
 #include "provider/progress.h"
 #include "provider/uet_prov.h"
@@ -37,6 +42,91 @@ int AvInsert(struct fid_av* fid, const void* addr, size_t count, fi_addr_t* fi_a
     av.table.push_back(*a);
     if (fi_addr != nullptr) fi_addr[i] = av.table.size() - 1;
     ++inserted;
+  }
+  return inserted;
+}
+
+// Appends `a` (domain mutex held): its fi_addr_t.
+fi_addr_t Append(Av& av, const EndpointAddress& a) {
+  av.table.push_back(a);
+  return av.table.size() - 1;
+}
+
+// fi_av_insertsvc: one address from a node and a service, resolved as
+// fi_getinfo resolves them (FI_NUMERICHOST honoured): 1, or 0 with
+// *fi_addr = FI_ADDR_NOTAVAIL and a log line when they do not resolve.
+int AvInsertSvc(struct fid_av* fid, const char* node, const char* service, fi_addr_t* fi_addr,
+                uint64_t flags, void* context) {
+  (void)context;
+  Av& av = *Owner<Av>(fid);
+  if ((flags & ~FI_NUMERICHOST) != 0) {
+    UET_LOG_WARN(FI_LOG_AV, "uet: fi_av_insertsvc: unsupported flags 0x%llx\n",
+                 static_cast<unsigned long long>(flags));
+    return -FI_EBADFLAGS;
+  }
+  if (node == nullptr || service == nullptr) {
+    UET_LOG_WARN(FI_LOG_AV, "uet: fi_av_insertsvc: node and service are required\n");
+    return -FI_EINVAL;
+  }
+  Result<EndpointAddress> a = ResolveNode(node, service, kDefaultPort, flags);
+  if (!a.ok()) {
+    UET_LOG_WARN(FI_LOG_AV, "uet: fi_av_insertsvc: \"%s\" service \"%s\": %s\n", node, service,
+                 a.error().ToString().c_str());
+    if (fi_addr != nullptr) *fi_addr = FI_ADDR_NOTAVAIL;
+    return 0;
+  }
+  std::lock_guard lock(av.domain->mu);
+  try {
+    const fi_addr_t i = Append(av, *a);
+    if (fi_addr != nullptr) *fi_addr = i;
+  } catch (const std::bad_alloc&) {
+    return -FI_ENOMEM;
+  }
+  return 1;
+}
+
+// fi_av_insertsym: nodecnt x svccnt addresses, node by node (the IP counts
+// up by one), each with svccnt services (the port counts up by one), into
+// consecutive fi_addr[]. Numeric IPv4/IPv6 nodes and numeric services only.
+int AvInsertSym(struct fid_av* fid, const char* node, size_t nodecnt, const char* service,
+                size_t svccnt, fi_addr_t* fi_addr, uint64_t flags, void* context) {
+  (void)context;
+  Av& av = *Owner<Av>(fid);
+  if ((flags & ~FI_NUMERICHOST) != 0) {
+    UET_LOG_WARN(FI_LOG_AV, "uet: fi_av_insertsym: unsupported flags 0x%llx\n",
+                 static_cast<unsigned long long>(flags));
+    return -FI_EBADFLAGS;
+  }
+  const std::optional<IpAddress> base = node != nullptr ? IpAddress::Parse(node) : std::nullopt;
+  char* end = nullptr;
+  const unsigned long port0 = service != nullptr ? std::strtoul(service, &end, 10) : 0;
+  if (!base || service == nullptr || *service == '\0' || *end != '\0' || port0 > 65535 ||
+      port0 + (svccnt > 0 ? svccnt - 1 : 0) > 65535) {
+    UET_LOG_WARN(FI_LOG_AV, "uet: fi_av_insertsym: node \"%s\" service \"%s\" x %zu: needs a "
+                 "numeric IP and a numeric port whose range stays below 65536\n",
+                 node != nullptr ? node : "(null)", service != nullptr ? service : "(null)",
+                 svccnt);
+    return -FI_EINVAL;
+  }
+  std::lock_guard lock(av.domain->mu);
+  int inserted = 0;
+  try {
+    std::array<uint8_t, 16> ip{};
+    std::memcpy(ip.data(), base->data(), base->size());
+    for (size_t n = 0; n < nodecnt; ++n) {
+      const IpAddress host =
+          base->is_v4() ? IpAddress::V4({ip[0], ip[1], ip[2], ip[3]}) : IpAddress::V6(ip);
+      for (size_t v = 0; v < svccnt; ++v) {
+        const fi_addr_t i = Append(av, MakeAddress(host, static_cast<uint16_t>(port0 + v)));
+        if (fi_addr != nullptr) fi_addr[n * svccnt + v] = i;
+        ++inserted;
+      }
+      for (size_t b = base->size(); b-- > 0;) {  // the next IP (network order: last byte first)
+        if (++ip[b] != 0) break;
+      }
+    }
+  } catch (const std::bad_alloc&) {
+    return inserted > 0 ? inserted : -FI_ENOMEM;
   }
   return inserted;
 }
@@ -109,8 +199,8 @@ struct fi_ops g_av_fi_ops = {
 struct fi_ops_av g_av_ops = {
     .size = sizeof(struct fi_ops_av),
     .insert = AvInsert,
-    .insertsvc = UET_STUB(fi_ops_av, insertsvc),
-    .insertsym = UET_STUB(fi_ops_av, insertsym),
+    .insertsvc = AvInsertSvc,
+    .insertsym = AvInsertSym,
     .remove = AvRemove,
     .lookup = AvLookup,
     .straddr = AvStraddr,

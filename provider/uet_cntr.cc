@@ -5,8 +5,10 @@
 // drive the bound endpoints (manual progress). Remote-access counters
 // (FI_REMOTE_READ/WRITE) need FI_RMA_EVENT: the SES target then reports every
 // access peers do on the endpoint's regions (spec-notes/provider.md
-// "fabtests 1.17 gaps"). A counter may also belong to a wait set
-// (FI_WAIT_SET, uet_wait.cc).
+// "fabtests 1.17 gaps"). A counter bound to memory regions (fi_mr_bind,
+// uet_mr.cc) counts the accesses peers complete on them through any
+// endpoint of the domain, so its reads and waits drive every endpoint of the
+// domain. A counter may also belong to a wait set (FI_WAIT_SET, uet_wait.cc).
 #include <poll.h>
 
 #include <chrono>
@@ -27,12 +29,18 @@ namespace {
 
 Cntr& C(struct fid_cntr* fid) { return *Owner<Cntr>(fid); }
 
+// The endpoints a read or wait of `c` drives (domain mutex held): those bound
+// to it, or every endpoint of the domain while an MR is bound to it.
+const std::vector<Endpoint*>& DrivenBy(const Cntr& c) {
+  return c.mr_binds > 0 ? c.domain->endpoints : c.endpoints;
+}
+
 // may_hold: the read returns to the application, whose answer the ACKs of
 // what it counted may ride with (provider/ack_ride.h).
 // Returns the datagrams the passes received.
 size_t Drive(Cntr& c) {
   size_t received = 0;
-  for (Endpoint* ep : c.endpoints) {
+  for (Endpoint* ep : DrivenBy(c)) {
     if (ep->progress) received += ep->progress->Run(/*may_hold=*/true);
   }
   return received;
@@ -45,7 +53,7 @@ uint64_t CntrRead(struct fid_cntr* fid) {
   Cntr& c = C(fid);
   std::unique_lock lock(c.domain->mu);
   try {
-    (void)ReadWaiting(*c.domain, c.endpoints, lock, [&] {
+    (void)ReadWaiting(*c.domain, DrivenBy(c), lock, [&] {
       const size_t received = Drive(c);
       const bool moved = c.value != c.last_read_value || c.errors != c.last_read_errors;
       c.last_read_value = c.value;
@@ -116,7 +124,7 @@ int CntrWait(struct fid_cntr* fid, uint64_t threshold, int timeout) {
         }
         if (c.value >= threshold) return FI_SUCCESS;
         if (c.errors != errors_at_start) return -FI_EAVAIL;
-        for (Endpoint* ep : c.endpoints) {
+        for (Endpoint* ep : DrivenBy(c)) {
           if (!ep->progress) continue;
           ep->progress->FlushHeld();  // held ACKs go before we sleep
           fds.push_back(pollfd{ep->progress->fd(), POLLIN, 0});
@@ -153,7 +161,8 @@ int CntrClose(struct fid* fid) {
   {
     std::lock_guard lock(c->domain->mu);
     if (c->refs > 0) {
-      UET_LOG_WARN(FI_LOG_CNTR, "uet: fi_close(cntr): %d endpoints still bound\n", c->refs);
+      UET_LOG_WARN(FI_LOG_CNTR, "uet: fi_close(cntr): %d bindings left (endpoints, MRs)\n",
+                   c->refs);
       return -FI_EBUSY;
     }
     --c->domain->refs;

@@ -133,6 +133,10 @@ ssize_t CqSreadFrom(struct fid_cq* fid, void* buf, size_t count, fi_addr_t* src,
       ++cq.sread_passes;
       const ssize_t r = ReadLocked(cq, buf, count, src);
       if (r != -FI_EAGAIN) return r;
+      if (cq.signaled) {  // fi_cq_signal: return now, with nothing
+        cq.signaled = false;
+        return -FI_EAGAIN;
+      }
       for (Endpoint* ep : cq.endpoints) {
         if (!ep->progress) continue;
         ep->progress->FlushHeld();  // nothing waits for us to answer while we sleep
@@ -161,6 +165,17 @@ ssize_t CqSreadFrom(struct fid_cq* fid, void* buf, size_t count, fi_addr_t* src,
 
 ssize_t CqSread(struct fid_cq* fid, void* buf, size_t count, const void* cond, int timeout) {
   return CqSreadFrom(fid, buf, count, nullptr, cond, timeout);
+}
+
+// fi_cq_signal: a thread blocked in fi_cq_sread(from) returns -FI_EAGAIN
+// within its next pass (at most a millisecond); with none blocked, the next
+// blocking read returns at once. An FI_WAIT_FD / FI_WAIT_SET waiter wakes.
+int CqSignal(struct fid_cq* fid) {
+  Cq& cq = *Owner<Cq>(fid);
+  std::lock_guard lock(cq.domain->mu);
+  cq.signaled = true;
+  if (cq.wait) cq.wait->Signal();
+  return FI_SUCCESS;
 }
 
 const char* CqStrerror(struct fid_cq* fid, int prov_errno, const void* err_data, char* buf,
@@ -227,7 +242,7 @@ struct fi_ops_cq g_cq_ops = {
     .readerr = CqReadErr,
     .sread = CqSread,
     .sreadfrom = CqSreadFrom,
-    .signal = UET_STUB(fi_ops_cq, signal),
+    .signal = CqSignal,
     .strerror = CqStrerror,
 };
 

@@ -235,6 +235,10 @@ int DomainOpen(struct fid_fabric* fabric, struct fi_info* info, struct fid_domai
   // otherwise the application's requested_key is the key (uet_mr.cc).
   d->prov_keys = info->domain_attr != nullptr &&
                  (EffectiveMrMode(info->domain_attr->mr_mode) & FI_MR_PROV_KEY) != 0;
+  // FI_MR_RMA_EVENT: fi_getinfo does not ask for it (it clears the bit), but
+  // an application that opens the domain with it gets its rules (uet_mr.cc).
+  d->mr_rma_event = info->domain_attr != nullptr &&
+                    (EffectiveMrMode(info->domain_attr->mr_mode) & FI_MR_RMA_EVENT) != 0;
   {
     const int spin_us = Params().spin_us;
     d->spin = SpinThenBlock(SpinThenBlock::Config{

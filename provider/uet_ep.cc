@@ -135,7 +135,7 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep, const PayloadChoice& payloa
   const bool ordered = ep.info->tx_attr != nullptr && (ep.info->tx_attr->msg_order & kMsgOrder);
   c.mode = (p.delivery == "rod" || (p.delivery.empty() && ordered)) ? pds::PdsMode::kRod
                                                                      : pds::PdsMode::kRud;
-  c.report_remote_access = ep.remote_read_cntr != nullptr || ep.remote_write_cntr != nullptr;
+  c.report_remote_access = ReportsRemoteAccess(ep);
   if (p.rto_floor_us > 0) {
     // The RTO before the first sample and the ceiling rise with a floor above them.
     const Duration floor = std::chrono::microseconds(p.rto_floor_us);

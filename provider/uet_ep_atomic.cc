@@ -8,9 +8,14 @@
 // - Which ops each family takes (fi_atomic(3)): base MIN..BXOR and
 //   ATOMIC_WRITE; fetch those and ATOMIC_READ; compare CSWAP..CSWAP_GT and
 //   MSWAP. Anything else: -FI_EOPNOTSUPP.
-// - Count: the elements of one packet, payload_bytes / size; MSWAP carries
+// - Count: the elements of one packet, payload / size; MSWAP carries
 //   operands and masks, so half of that; compare-and-swap one element of at
-//   most 16 bytes (the UET CAS extension). More: -FI_EMSGSIZE.
+//   most 16 bytes (the UET CAS extension). An operation may carry what its
+//   endpoint's floor payload holds (EndpointConfig::payload_bytes, what SES
+//   checks); more: -FI_EMSGSIZE. fi_atomicvalid and fi_query_atomic report
+//   a count every endpoint of this host can carry to every peer: from the
+//   smallest floor payload any bound address could get (AtomicPayloadFloor;
+//   spec-notes/provider.md "Atomic counts and the floor payload").
 // - The SES endpoint copies operands and compare values when the call is
 //   made, so every atomic is "injected" as far as its source buffers go; the
 //   result buffer is written before the completion.
@@ -20,7 +25,9 @@
 //   target refuses atomics on its CUDA MRs with RC_OP_VIOLATION
 //   (spec-notes/hmem.md "Atomics").
 // - CQ flags: FI_ATOMIC|FI_WRITE (base), FI_ATOMIC|FI_READ (fetch, compare).
+#include <algorithm>
 #include <cstdio>
+#include <mutex>
 #include <new>
 
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -119,7 +126,8 @@ struct Resolved {
 // Resolves or returns -FI_EOPNOTSUPP with one log line (`warn`: at warning
 // level, for operations; the valid/query calls log at info level, since
 // asking is not misuse).
-int Resolve(Family family, int fi_dt, int fi_op, bool warn, const char* call, Resolved* out) {
+int Resolve(Family family, int fi_dt, int fi_op, size_t payload_bytes, bool warn,
+            const char* call, Resolved* out) {
   auto log = [&](const char* why) {
     if (warn) {
       UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: op %d on datatype %d: %s\n", call, fi_op, fi_dt,
@@ -147,14 +155,14 @@ int Resolve(Family family, int fi_dt, int fi_op, bool warn, const char* call, Re
     return log(why);
   }
   const size_t size = ses::AtomicDatatypeSize(*dt);
-  size_t max_count = PayloadBytes() / size;
+  size_t max_count = payload_bytes / size;
   if (ses::IsCompareSwap(*op)) {
     if (size > ses::CompareSwapExtension::kOperandSize) {
       return log("compare-and-swap carries at most 16 bytes per operand");
     }
     max_count = 1;
   } else if (*op == ses::AtomicOpcode::kMswap) {
-    max_count = PayloadBytes() / (2 * size);  // operands, then masks
+    max_count = payload_bytes / (2 * size);  // operands, then masks
   }
   *out = Resolved{.op = *op, .dt = *dt, .size = size, .max_count = max_count};
   return FI_SUCCESS;
@@ -225,7 +233,9 @@ ssize_t AtomicLocked(Endpoint& ep, const AtomicArgs& a, const Descs& descs, cons
     return -FI_EBADFLAGS;
   }
   Resolved r;
-  if (const int rc = Resolve(a.family, a.datatype, a.op, /*warn=*/true, call, &r); rc != 0) {
+  if (const int rc = Resolve(a.family, a.datatype, a.op, ep.payload_bytes, /*warn=*/true, call,
+                             &r);
+      rc != 0) {
     return rc;
   }
   if (a.count == 0) {
@@ -234,7 +244,8 @@ ssize_t AtomicLocked(Endpoint& ep, const AtomicArgs& a, const Descs& descs, cons
   }
   if (a.count > r.max_count) {
     UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: %zu elements of %s exceed the %zu of one packet "
-                 "(fi_atomicvalid)\n", call, a.count, ses::AtomicDatatypeName(r.dt), r.max_count);
+                 "of %zu payload bytes (fi_atomicvalid)\n", call, a.count,
+                 ses::AtomicDatatypeName(r.dt), r.max_count, ep.payload_bytes);
     return -FI_EMSGSIZE;
   }
   const size_t bytes = a.count * r.size;
@@ -498,34 +509,56 @@ ssize_t AtomicCompwritemsg(struct fid_ep* ep, const struct fi_msg_atomic* msg,
 
 // ---- valid ----
 
-int Valid(Family family, enum fi_datatype datatype, enum fi_op op, size_t* count,
+// The payload the reported counts come from: the smallest floor payload an
+// endpoint of this host can have (EndpointConfig::payload_bytes), so that an
+// operation of the reported count fits one packet on every path, whatever
+// address its endpoint is bound to. An endpoint's floor is its interface's
+// payload (PayloadFor), at least the smallest up interface's of its family
+// (what a wildcard bind gets), or the 1500-byte budget where no interface
+// holds the address (PayloadBytes; FI_UET_PAYLOAD sets all of them). The
+// domain's enabled endpoints are counted too: their floors were chosen at
+// fi_enable, before any MTU change since. Domain mutex held.
+size_t AtomicPayloadFloor(const Domain& d) {
+  size_t floor = PayloadBytes();
+  for (const IpAddress& any : {IpAddress::V4(0u), IpAddress::V6({})}) {
+    floor = std::min(floor, PayloadFor(any).bytes);
+  }
+  for (const Endpoint* ep : d.endpoints) {
+    if (ep->enabled && ep->payload_bytes > 0) floor = std::min(floor, ep->payload_bytes);
+  }
+  return floor;
+}
+
+int Valid(Endpoint& ep, Family family, enum fi_datatype datatype, enum fi_op op, size_t* count,
           const char* call) {
   if (count == nullptr) {
     UET_LOG_WARN(FI_LOG_EP_DATA, "uet: %s: NULL count\n", call);
     return -FI_EINVAL;
   }
+  std::lock_guard lock(ep.domain->mu);
   Resolved r;
-  if (const int rc = Resolve(family, datatype, op, /*warn=*/false, call, &r); rc != 0) return rc;
+  if (const int rc = Resolve(family, datatype, op, AtomicPayloadFloor(*ep.domain),
+                             /*warn=*/false, call, &r);
+      rc != 0) {
+    return rc;
+  }
   *count = r.max_count;
   return FI_SUCCESS;
 }
 
 int AtomicWritevalid(struct fid_ep* ep, enum fi_datatype datatype, enum fi_op op,
                      size_t* count) {
-  (void)ep;
-  return Valid(Family::kBase, datatype, op, count, "fi_atomicvalid");
+  return Valid(Ep(ep), Family::kBase, datatype, op, count, "fi_atomicvalid");
 }
 
 int AtomicReadwritevalid(struct fid_ep* ep, enum fi_datatype datatype, enum fi_op op,
                          size_t* count) {
-  (void)ep;
-  return Valid(Family::kFetch, datatype, op, count, "fi_fetch_atomicvalid");
+  return Valid(Ep(ep), Family::kFetch, datatype, op, count, "fi_fetch_atomicvalid");
 }
 
 int AtomicCompwritevalid(struct fid_ep* ep, enum fi_datatype datatype, enum fi_op op,
                          size_t* count) {
-  (void)ep;
-  return Valid(Family::kCompare, datatype, op, count, "fi_compare_atomicvalid");
+  return Valid(Ep(ep), Family::kCompare, datatype, op, count, "fi_compare_atomicvalid");
 }
 
 }  // namespace
@@ -549,7 +582,6 @@ struct fi_ops_atomic g_atomic_ops = {
 
 int QueryAtomic(struct fid_domain* domain, enum fi_datatype datatype, enum fi_op op,
                 struct fi_atomic_attr* attr, uint64_t flags) {
-  (void)domain;
   constexpr const char* kCall = "fi_query_atomic";
   if (attr == nullptr) {
     UET_LOG_WARN(FI_LOG_DOMAIN, "uet: %s: NULL attr\n", kCall);
@@ -572,8 +604,12 @@ int QueryAtomic(struct fid_domain* domain, enum fi_datatype datatype, enum fi_op
   const Family family = (flags & FI_FETCH_ATOMIC)     ? Family::kFetch
                         : (flags & FI_COMPARE_ATOMIC) ? Family::kCompare
                                                       : Family::kBase;
+  Domain& d = *Owner<Domain>(domain);
+  std::lock_guard lock(d.mu);
   Resolved r;
-  if (const int rc = Resolve(family, datatype, op, /*warn=*/false, kCall, &r); rc != 0) {
+  if (const int rc = Resolve(family, datatype, op, AtomicPayloadFloor(d), /*warn=*/false, kCall,
+                             &r);
+      rc != 0) {
     return rc;
   }
   attr->count = r.max_count;

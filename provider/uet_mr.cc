@@ -10,7 +10,25 @@
 // 1). Otherwise the application's requested_key is the key: below 2^48 (the
 // UET memory_key field) or -FI_EKEYREJECTED, unique in the domain or
 // -FI_ENOKEY.
+//
+// Counters (fi_mr_bind, issue 27): a counter bound with FI_REMOTE_WRITE
+// counts every remote write and atomic, one bound with FI_REMOTE_READ every
+// remote read, that a peer completes on this region through any endpoint of
+// the domain: once per operation, when SES has placed all of a write (or
+// done the atomic, served the read); refused accesses are not counted. SES
+// names the region's key in its kRemoteWrite/Read/Atomic completion
+// (ses::Completion::key) and Progress counts for the MR of that key. While
+// any MR counts, every endpoint's SES reports remote accesses
+// (UpdateRemoteAccessReporting). Endpoint remote counters (fi_ep_bind, FI_RMA_EVENT)
+// count the same operations as well: both count when both are bound.
+// Binding needs FI_RMA_EVENT in the domain's caps. fi_mr_enable seals the
+// MR (no binding after it: -FI_EOPBADSTATE). With FI_MR_RMA_EVENT in the
+// domain's mr_mode, an MR registered with the FI_RMA_EVENT flag starts
+// disabled (not in the SES tables: peers get RC_BAD_MKEY) until fi_mr_enable,
+// so it counts from its first access; counters go on such MRs only.
 #include <new>
+#include <tuple>
+#include <utility>
 
 #include "provider/hmem/hmem_mr.h"
 #include "provider/progress.h"
@@ -85,13 +103,40 @@ int RegisterEverywhere(Mr& m) {
   return FI_SUCCESS;
 }
 
+// The MR started or stopped counting (domain mutex held): the domain's tally
+// and its endpoints' reporting follow.
+void CountingChanged(Mr& m, bool was_counting) {
+  if (m.Counting() == was_counting) return;
+  Domain& d = *m.domain;
+  if (m.Counting()) {
+    ++d.counting_mrs;
+  } else {
+    --d.counting_mrs;
+  }
+  UpdateRemoteAccessReporting(d);
+}
+
+void Unbind(Cntr*& slot) {
+  if (slot == nullptr) return;
+  --slot->refs;
+  --slot->mr_binds;
+  slot = nullptr;
+}
+
 int MrClose(struct fid* fid) {
   Mr* mr = Owner<Mr>(fid);
   {
     std::lock_guard lock(mr->domain->mu);
-    for (Endpoint* ep : mr->domain->endpoints) {
-      if (Live(ep)) (void)ep->progress->ses().DeregisterMemory(mr->key);
+    const bool was_counting = mr->Counting();
+    if (mr->live) {
+      for (Endpoint* ep : mr->domain->endpoints) {
+        if (Live(ep)) (void)ep->progress->ses().DeregisterMemory(mr->key);
+      }
     }
+    mr->live = false;
+    Unbind(mr->remote_write_cntr);
+    Unbind(mr->remote_read_cntr);
+    CountingChanged(*mr, was_counting);
     mr->domain->mrs.erase(mr->key);
     --mr->domain->refs;
   }
@@ -99,11 +144,111 @@ int MrClose(struct fid* fid) {
   return FI_SUCCESS;
 }
 
+int MrBindCntr(Mr& m, Cntr& c, uint64_t flags) {
+  constexpr uint64_t kCounted = FI_REMOTE_WRITE | FI_REMOTE_READ;
+  if ((flags & ~kCounted) != 0 || flags == 0) {
+    UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_bind(cntr): flags 0x%llx (FI_REMOTE_WRITE and/or "
+                 "FI_REMOTE_READ)\n", static_cast<unsigned long long>(flags));
+    return -FI_EBADFLAGS;
+  }
+  Domain& d = *m.domain;
+  if (c.domain != &d) {
+    UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_bind(cntr): the counter belongs to another domain\n");
+    return -FI_EINVAL;
+  }
+  if (d.info == nullptr || !(d.info->caps & FI_RMA_EVENT)) {
+    UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_bind(cntr): counting remote accesses needs "
+                 "FI_RMA_EVENT in the caps fi_domain was opened with\n");
+    return -FI_EOPNOTSUPP;
+  }
+  if (m.sealed) {
+    UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_bind(cntr): key 0x%llx is enabled (fi_mr_enable): "
+                 "bind counters before enabling (fi_mr(3))\n",
+                 static_cast<unsigned long long>(m.key));
+    return -FI_EOPBADSTATE;
+  }
+  if (d.mr_rma_event && m.live) {
+    UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_bind(cntr): key 0x%llx was registered without the "
+                 "FI_RMA_EVENT flag, which FI_MR_RMA_EVENT in mr_mode asks of MRs that "
+                 "counters are bound to\n", static_cast<unsigned long long>(m.key));
+    return -FI_EINVAL;
+  }
+  for (auto [bit, slot, name] : {std::tuple{FI_REMOTE_WRITE, &m.remote_write_cntr, "FI_REMOTE_WRITE"},
+                                 std::tuple{FI_REMOTE_READ, &m.remote_read_cntr, "FI_REMOTE_READ"}}) {
+    if ((flags & bit) && *slot != nullptr) {
+      UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_bind(cntr): key 0x%llx already has a %s counter\n",
+                   static_cast<unsigned long long>(m.key), name);
+      return -FI_EALREADY;
+    }
+  }
+  const bool was_counting = m.Counting();
+  for (auto [bit, slot] : {std::pair{FI_REMOTE_WRITE, &m.remote_write_cntr},
+                           std::pair{FI_REMOTE_READ, &m.remote_read_cntr}}) {
+    if (!(flags & bit)) continue;
+    *slot = &c;
+    ++c.refs;
+    ++c.mr_binds;
+  }
+  CountingChanged(m, was_counting);
+  return FI_SUCCESS;
+}
+
+int MrBind(struct fid* fid, struct fid* bfid, uint64_t flags) {
+  Mr& m = *Owner<Mr>(fid);
+  if (bfid == nullptr) {
+    UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_bind: NULL fid\n");
+    return -FI_EINVAL;
+  }
+  switch (bfid->fclass) {
+    case FI_CLASS_CNTR: {
+      std::lock_guard lock(m.domain->mu);
+      return MrBindCntr(m, *Owner<Cntr>(bfid), flags);
+    }
+    case FI_CLASS_EP:
+      UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_bind(ep): MRs belong to the domain here (mr_mode "
+                   "without FI_MR_ENDPOINT): no endpoint binding\n");
+      return -FI_EINVAL;
+    default:
+      UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_bind: fid class %zu (a counter: FI_CLASS_CNTR)\n",
+                   bfid->fclass);
+      return -FI_EINVAL;
+  }
+}
+
+// fi_mr_enable: seals the MR; a disabled one (FI_MR_RMA_EVENT) goes into the
+// SES tables now.
+int MrEnable(Mr& m) {
+  std::lock_guard lock(m.domain->mu);
+  const bool was_counting = m.Counting();
+  if (!m.live) {
+    if (const int rc = RegisterEverywhere(m); rc != FI_SUCCESS) return rc;
+    m.live = true;
+  }
+  m.sealed = true;
+  CountingChanged(m, was_counting);
+  return FI_SUCCESS;
+}
+
+int MrControl(struct fid* fid, int command, void* arg) {
+  (void)arg;
+  Mr& m = *Owner<Mr>(fid);
+  if (command == FI_ENABLE) {
+    try {
+      return MrEnable(m);
+    } catch (const std::bad_alloc&) {
+      return -FI_ENOMEM;
+    }
+  }
+  UET_LOG_WARN(FI_LOG_MR, "uet: fi_control(mr): command %d not supported (FI_ENABLE; no "
+               "FI_MR_MMU_NOTIFY, so no FI_REFRESH)\n", command);
+  return -FI_ENOSYS;
+}
+
 struct fi_ops g_mr_fi_ops = {
     .size = sizeof(struct fi_ops),
     .close = MrClose,
-    .bind = UET_STUB(fi_ops, bind),
-    .control = UET_STUB(fi_ops, control),
+    .bind = MrBind,
+    .control = MrControl,
     .ops_open = UET_STUB(fi_ops, ops_open),
     .tostr = UET_STUB(fi_ops, tostr),
     .ops_set = UET_STUB(fi_ops, ops_set),
@@ -152,8 +297,8 @@ int MrRegImpl(struct fid* fid, const void* buf, size_t len, uint64_t access, uin
     UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_reg: needs a domain and an out pointer\n");
     return -FI_EINVAL;
   }
-  if (flags != 0) {
-    UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_reg: unsupported flags 0x%llx\n",
+  if ((flags & ~FI_RMA_EVENT) != 0) {
+    UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_reg: unsupported flags 0x%llx (only FI_RMA_EVENT)\n",
                  static_cast<unsigned long long>(flags));
     return -FI_EBADFLAGS;
   }
@@ -183,9 +328,14 @@ int MrRegImpl(struct fid* fid, const void* buf, size_t len, uint64_t access, uin
   m->key = key;
   m->fid.key = key;
   d->mrs.emplace(key, m.get());  // may throw: nothing registered yet
-  if (const int rc = RegisterEverywhere(*m); rc != FI_SUCCESS) {
-    d->mrs.erase(key);
-    return rc;
+  // FI_MR_RMA_EVENT: an MR that counters will be bound to starts disabled.
+  const bool disabled = d->mr_rma_event && (flags & FI_RMA_EVENT);
+  if (!disabled) {
+    if (const int rc = RegisterEverywhere(*m); rc != FI_SUCCESS) {
+      d->mrs.erase(key);
+      return rc;
+    }
+    m->live = true;
   }
   ++d->refs;
   *mr = &m.release()->fid;
@@ -201,12 +351,24 @@ uint8_t SesAccess(uint64_t access) {
   return bits;
 }
 
+bool ReportsRemoteAccess(const Endpoint& ep) {
+  return ep.remote_read_cntr != nullptr || ep.remote_write_cntr != nullptr ||
+         ep.domain->counting_mrs > 0;
+}
+
+void UpdateRemoteAccessReporting(Domain& d) {
+  for (Endpoint* ep : d.endpoints) {
+    if (Live(ep)) ep->progress->ses().SetReportRemoteAccess(ReportsRemoteAccess(*ep));
+  }
+}
+
 int RegisterDomainMrs(Endpoint& ep) {
   Domain& d = *ep.domain;
   for (auto it = d.mrs.begin(); it != d.mrs.end(); ++it) {
+    if (!it->second->live) continue;  // disabled (FI_MR_RMA_EVENT): fi_mr_enable registers it
     if (const int rc = RegisterIn(ep, *it->second, "fi_enable"); rc != FI_SUCCESS) {
       for (auto undo = d.mrs.begin(); undo != it; ++undo) {
-        (void)ep.progress->ses().DeregisterMemory(undo->first);
+        if (undo->second->live) (void)ep.progress->ses().DeregisterMemory(undo->first);
       }
       return rc;
     }

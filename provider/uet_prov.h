@@ -287,6 +287,13 @@ struct Domain {
   // uet_mr.cc.
   uint64_t next_mr_key = 1;
   bool prov_keys = true;           // FI_MR_PROV_KEY (else requested_key is the key)
+  // FI_MR_RMA_EVENT in the mr_mode fi_domain was given: an MR registered with
+  // the FI_RMA_EVENT flag starts disabled and serves peers from fi_mr_enable.
+  bool mr_rma_event = false;
+  // MRs that count remote accesses now (a counter bound, registered in the
+  // SES tables): while any do, every endpoint's SES reports remote accesses
+  // (ReportsRemoteAccess).
+  size_t counting_mrs = 0;
   int refs = 0;                    // objects opened on it
   // Memory registrations by key, and the endpoints opened on the domain:
   // every enabled endpoint holds every MR in its SES memory table.
@@ -360,6 +367,7 @@ struct Cq {
   std::string last_error_text;     // owned copy handed out by readerr
   std::vector<Endpoint*> endpoints;  // bound: progressed by reads
   int refs = 0;
+  bool signaled = false;  // fi_cq_signal, not yet seen by a blocking read
   // fi_cq_read(from) found nothing: with no datagram received in its pass
   // (idle) or some (busy); of the idle ones, those that then yielded the CPU
   // or blocked on the sockets (empty_read.h). Logged at close.
@@ -384,6 +392,8 @@ struct Av {
   fi_addr_t Find(const FabricAddress& peer, uint32_t initiator) const;
 };
 
+struct Cntr;
+
 struct Mr {
   struct fid_mr fid {};
   Domain* domain = nullptr;
@@ -396,6 +406,16 @@ struct Mr {
   enum fi_hmem_iface iface = FI_HMEM_SYSTEM;
   int device = -1;
   std::unique_ptr<ses::RegionIo> io;
+  // fi_mr_bind(FI_REMOTE_WRITE / FI_REMOTE_READ): counters of the remote
+  // writes and atomics / reads peers complete on this region, on any
+  // endpoint of the domain (uet_mr.cc "Counters").
+  Cntr* remote_write_cntr = nullptr;
+  Cntr* remote_read_cntr = nullptr;
+  bool live = false;    // registered in the SES tables (peers may access it)
+  bool sealed = false;  // fi_mr_enable called: no more bindings
+  bool Counting() const {
+    return live && (remote_write_cntr != nullptr || remote_read_cntr != nullptr);
+  }
 };
 
 // A completion counter (uet_cntr.cc).
@@ -408,6 +428,9 @@ struct Cntr {
   uint64_t last_read_value = 0;
   uint64_t last_read_errors = 0;
   std::vector<Endpoint*> endpoints;  // bound: progressed by reads and waits
+  // MRs bound to it (fi_mr_bind): any endpoint of the domain may serve them,
+  // so reads and waits then drive every endpoint of the domain.
+  int mr_binds = 0;
   std::shared_ptr<WaitFd> wait;      // FI_WAIT_FD, or FI_WAIT_SET: the set's
   WaitSet* wait_set = nullptr;       // FI_WAIT_SET
   int refs = 0;
@@ -543,6 +566,13 @@ int QueryAtomic(struct fid_domain* domain, enum fi_datatype datatype, enum fi_op
 int RegisterDomainMrs(Endpoint& ep);
 // The SES access bits of libfabric access flags (FI_REMOTE_READ/WRITE).
 uint8_t SesAccess(uint64_t access);
+// Whether an endpoint's SES reports remote accesses (kRemoteWrite/Read/
+// Atomic for every access, not only writes with CQ data): a remote counter
+// bound to the endpoint (FI_RMA_EVENT) or any counting MR in its domain.
+bool ReportsRemoteAccess(const Endpoint& ep);
+// Applies ReportsRemoteAccess to every enabled endpoint of the domain (after
+// counting_mrs changed; domain mutex held).
+void UpdateRemoteAccessReporting(Domain& d);
 
 // CQ side of completions (uet_cq.cc); call with the domain mutex held.
 void CqPush(Cq& cq, const CqEntry& e);

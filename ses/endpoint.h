@@ -114,6 +114,8 @@ struct EndpointConfig {
   // kRemoteWrite / kRemoteRead / kRemoteAtomic completion (context 0), not
   // only writes with CQ data. Reads of a rendezvous send's region (the
   // target fetching the rest of a message) are not remote accesses.
+  // The provider may turn it on or off later (SetReportRemoteAccess): a
+  // counter bound to a memory region after the endpoint started.
   bool report_remote_access = false;
 
   Status Validate() const;
@@ -180,6 +182,9 @@ struct Completion {
   uint64_t overflow_length = 0;      // kTruncated: bytes that did not fit
   uint64_t tag = 0;                  // tagged receives
   std::optional<uint64_t> cq_data;   // remote CQ data (HD)
+  // kRemoteWrite / kRemoteRead / kRemoteAtomic: the memory key of the region
+  // accessed (the provider counts per region: fi_mr_bind with a counter).
+  uint64_t key = 0;
   size_t buffer_offset = 0;          // multi-receive: where the message starts
   bool multi_recv_released = false;  // multi-receive: the buffer is done (FI_MULTI_RECV)
 
@@ -367,6 +372,10 @@ class Endpoint final : private pds::Delivery {
   // Per-peer payloads (nullptr, the default: payload_bytes for every peer).
   // `paths` must outlive the endpoint or be replaced first.
   void SetPathPayloads(PathPayloads* paths) { paths_ = paths; }
+  // EndpointConfig::report_remote_access, changed while running: accesses
+  // completed from now on are reported (a multi-packet write whose last
+  // packet lands after the change is reported).
+  void SetReportRemoteAccess(bool on) { config_.report_remote_access = on; }
   // Bytes the unexpected store holds (eager parts and early packets).
   size_t unexpected_bytes() const;
   size_t unexpected_messages() const;

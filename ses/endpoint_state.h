@@ -116,6 +116,7 @@ struct RxMessage {
   uint64_t bytes_seen = 0;
   bool som_seen = false;
   std::optional<uint64_t> cq_data;
+  uint64_t key = 0;  // kWrite: the target region's memory key
   std::optional<RendezvousExtension> rdv;
   std::vector<std::pair<uint32_t, std::vector<std::byte>>> early;  // {message_offset, bytes}
   std::vector<std::byte> stored;

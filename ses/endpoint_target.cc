@@ -310,6 +310,7 @@ void Endpoint::CompleteReceive(RxMessage& m, CompletionStatus status, ReturnCode
   c.overflow_length = placed ? m.length - c.length : 0;
   c.tag = m.tag;
   c.cq_data = m.cq_data;
+  if (m.where == RxMessage::Where::kWrite) c.key = m.key;
   c.buffer_offset = m.placement.offset_in_buffer;
   c.multi_recv_released = m.placement.releases_buffer;
   if (placed) ++counters_.messages_received;
@@ -528,6 +529,7 @@ pds::SesResponse Endpoint::HandleWrite(const pds::RxRequest& rx, const RequestVi
       msg->source = Source{.addr = rx.src, .initiator = v.initiator};
       msg->msg_id = v.message_id;
       msg->length = msg->eager_length = v.request_length;
+      msg->key = v.key_or_tag;
       m = msg.get();
       st.messages[m->id] = std::move(msg);
       st.message_by_key[key] = m->id;
@@ -553,6 +555,7 @@ pds::SesResponse Endpoint::HandleWrite(const pds::RxRequest& rx, const RequestVi
     m.source = Source{.addr = rx.src, .initiator = v.initiator};
     m.length = v.request_length;
     m.cq_data = v.header_data;
+    m.key = v.key_or_tag;
     CompleteReceive(m, CompletionStatus::kOk, ReturnCode::kOk);
   }
   return rc == ReturnCode::kOk ? pds::SesResponse{} : Refuse(&v, rc);
@@ -604,6 +607,7 @@ void Endpoint::ReportRemoteAccess(const pds::RxRequest& rx, const RequestView& v
   c.peer = rx.src;
   c.initiator = v.initiator;
   c.length = v.request_length;
+  c.key = v.key_or_tag;
   state_->completions.push_back(std::move(c));
 }
 

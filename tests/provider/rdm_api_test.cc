@@ -496,24 +496,31 @@ TEST_F(RdmApi, AtomicOnAMissingKeyIsAnErrorEntry) {
 TEST_F(RdmApi, AtomicValidCounts) {
   fid_ep* ep = a_.ep.ep;
   size_t count = 0;
+  // The counts come from the smallest floor payload of this host's
+  // endpoints (issue 27: 1224 where eth0 has MTU 1400), at most the
+  // 1500-byte budget: the INT8 count is that payload.
+  size_t payload = 0;
+  ASSERT_EQ(fi_atomicvalid(ep, FI_INT8, FI_BXOR, &payload), 0);
+  EXPECT_LE(payload, kPayload);
+  EXPECT_GE(payload, 256u);  // kMinAutoPayload
   EXPECT_EQ(fi_atomicvalid(ep, FI_UINT64, FI_SUM, &count), 0);
-  EXPECT_EQ(count, kPayload / 8);
+  EXPECT_EQ(count, payload / 8);
   EXPECT_EQ(fi_atomicvalid(ep, FI_DOUBLE, FI_MIN, &count), 0);
-  EXPECT_EQ(count, kPayload / 8);
+  EXPECT_EQ(count, payload / 8);
   EXPECT_EQ(fi_atomicvalid(ep, FI_INT8, FI_BXOR, &count), 0);
-  EXPECT_EQ(count, kPayload);
+  EXPECT_EQ(count, payload);
   EXPECT_EQ(fi_atomicvalid(ep, FI_LONG_DOUBLE_COMPLEX, FI_SUM, &count), 0);
-  EXPECT_EQ(count, kPayload / 32);
+  EXPECT_EQ(count, payload / 32);
   EXPECT_EQ(fi_atomicvalid(ep, FI_UINT128, FI_ATOMIC_WRITE, &count), 0);
-  EXPECT_EQ(count, kPayload / 16);
+  EXPECT_EQ(count, payload / 16);
   EXPECT_EQ(fi_fetch_atomicvalid(ep, FI_UINT32, FI_ATOMIC_READ, &count), 0);
-  EXPECT_EQ(count, kPayload / 4);
+  EXPECT_EQ(count, payload / 4);
   EXPECT_EQ(fi_compare_atomicvalid(ep, FI_UINT64, FI_CSWAP, &count), 0);
   EXPECT_EQ(count, 1u);
   EXPECT_EQ(fi_compare_atomicvalid(ep, FI_LONG_DOUBLE, FI_CSWAP_LE, &count), 0);
   EXPECT_EQ(count, 1u);
   EXPECT_EQ(fi_compare_atomicvalid(ep, FI_UINT64, FI_MSWAP, &count), 0);
-  EXPECT_EQ(count, kPayload / 16);
+  EXPECT_EQ(count, payload / 16);
   // Not in the family, not defined on the datatype, no UET equivalent.
   EXPECT_EQ(fi_atomicvalid(ep, FI_UINT64, FI_ATOMIC_READ, &count), -FI_EOPNOTSUPP);
   EXPECT_EQ(fi_atomicvalid(ep, FI_UINT64, FI_CSWAP, &count), -FI_EOPNOTSUPP);
@@ -529,7 +536,7 @@ TEST_F(RdmApi, AtomicValidCounts) {
 
   fi_atomic_attr attr{};
   EXPECT_EQ(fi_query_atomic(a_.domain, FI_UINT64, FI_SUM, &attr, 0), 0);
-  EXPECT_EQ(attr.count, kPayload / 8);
+  EXPECT_EQ(attr.count, payload / 8);
   EXPECT_EQ(attr.size, 8u);
   EXPECT_EQ(fi_query_atomic(a_.domain, FI_LONG_DOUBLE, FI_ATOMIC_READ, &attr, FI_FETCH_ATOMIC),
             0);
@@ -588,8 +595,11 @@ TEST_F(RdmApi, BadArguments) {
   // Atomics.
   uint64_t ops[200] = {};
   uint64_t res[200] = {};
-  EXPECT_EQ(fi_atomic(ep, ops, kPayload / 8 + 1, nullptr, a_to_b_, 0, mr->key(), FI_UINT64,
-                      FI_SUM, nullptr),
+  // More than a's floor payload carries (8192 on loopback; an operation may
+  // carry what its endpoint's floor holds, issue 27).
+  std::vector<uint64_t> too_many(8192 / 8 + 1);
+  EXPECT_EQ(fi_atomic(ep, too_many.data(), too_many.size(), nullptr, a_to_b_, 0, mr->key(),
+                      FI_UINT64, FI_SUM, nullptr),
             -FI_EMSGSIZE);
   EXPECT_EQ(fi_atomic(ep, ops, 0, nullptr, a_to_b_, 0, mr->key(), FI_UINT64, FI_SUM, nullptr),
             -FI_EINVAL);
@@ -631,8 +641,8 @@ TEST_F(RdmApi, BadArguments) {
   fid_mr* bad = nullptr;
   EXPECT_EQ(fi_mr_reg(b_.domain, region.data(), 8, FI_REMOTE_READ, 1, 0, 0, &bad, nullptr),
             -FI_EINVAL);  // offset must be 0
-  EXPECT_EQ(fi_mr_reg(b_.domain, region.data(), 8, FI_REMOTE_READ, 0, 0, FI_RMA_EVENT, &bad,
-                      nullptr),
+  // FI_RMA_EVENT is understood (FI_MR_RMA_EVENT, mr_cntr_test.cc); others not.
+  EXPECT_EQ(fi_mr_reg(b_.domain, region.data(), 8, FI_REMOTE_READ, 0, 0, FI_SEND, &bad, nullptr),
             -FI_EBADFLAGS);
 
   // Nothing of the above reached b or completed at a.

@@ -577,5 +577,63 @@ TEST_F(SesRma, WriteWithCqDataCompletesOnceAtTargetUnderLoss) {
   RunCqDataWrites(seed_, ImpairmentProfile{.loss = 0.02, .reorder = 0.02}, true);
 }
 
+// Remote-access reporting turned on while running (SetReportRemoteAccess, as
+// the provider does when a counter is bound to a memory region): one
+// completion per operation, whatever its packets or losses, naming the key
+// of the region it touched; refused operations report nothing, and after
+// turning it off plain writes report nothing again.
+void RunRemoteAccessKeys(const SimSeed& seed, const ImpairmentProfile& impair, bool drop_first) {
+  Rig r(seed, 64 * 1024, impair, drop_first);
+  const uint64_t second = r.RegisterRegion(ses::kAllAccessBits);
+  ASSERT_NE(second, r.key);
+  r.b.endpoint().SetReportRemoteAccess(true);
+  struct Case {
+    Kind kind;
+    uint64_t key;
+    uint64_t offset;
+    size_t len;
+    OpKind reported;
+  };
+  const std::vector<Case> cases = {
+      {Kind::kWrite, r.key, 100, 20000, OpKind::kRemoteWrite},  // many packets
+      {Kind::kWrite, second, 0, 100, OpKind::kRemoteWrite},
+      {Kind::kRead, second, 0, 3000, OpKind::kRemoteRead},
+      {Kind::kAtomic, r.key, 40000, 64, OpKind::kRemoteAtomic},
+      {Kind::kFetchAtomic, second, 50000, 8, OpKind::kRemoteAtomic},
+      {Kind::kAtomicRead, r.key, 60000, 8, OpKind::kRemoteAtomic},
+  };
+  for (const Case& k : cases) {
+    ASSERT_TRUE(r.Issue(k.kind, k.key, k.offset, k.len, r.NextContext()).ok());
+  }
+  const uint64_t refused = r.NextContext();
+  ASSERT_TRUE(r.Issue(Kind::kWrite, r.key, r.size() - 10, 100, refused).ok());  // out of bounds
+  ASSERT_TRUE(r.Run());
+  std::map<std::pair<OpKind, uint64_t>, int> got;  // (kind, key) -> completions
+  for (const ses::Completion& c : r.b.completions) {
+    EXPECT_EQ(c.status, CompletionStatus::kOk) << c.Describe();
+    ++got[{c.kind, c.key}];
+  }
+  std::map<std::pair<OpKind, uint64_t>, int> want;
+  for (const Case& k : cases) ++want[{k.reported, k.key}];
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(r.b.completions.size(), cases.size()) << "one per operation, none for the refused";
+  ASSERT_EQ(r.a.count_by_context[refused], 1);
+  EXPECT_EQ(r.a.by_context[refused].rc, ReturnCode::kBadAddr);
+
+  r.b.endpoint().SetReportRemoteAccess(false);
+  r.b.completions.clear();
+  ASSERT_TRUE(r.Issue(Kind::kWrite, second, 0, 5000, r.NextContext()).ok());
+  ASSERT_TRUE(r.Run());
+  EXPECT_TRUE(r.b.completions.empty()) << "reporting off: a plain write reports nothing";
+}
+
+TEST_F(SesRma, RemoteAccessCompletionsNameTheRegionsKey) {
+  RunRemoteAccessKeys(seed_, ImpairmentProfile{}, false);
+}
+
+TEST_F(SesRma, RemoteAccessCompletionsNameTheRegionsKeyUnderLoss) {
+  RunRemoteAccessKeys(seed_, ImpairmentProfile{.loss = 0.02, .reorder = 0.02}, true);
+}
+
 }  // namespace
 }  // namespace uet::sim
