@@ -289,7 +289,11 @@ void Endpoint::ExpireSilent() {
       CompleteReceive(m, CompletionStatus::kTransportError, ReturnCode::kOk);
       state_->completions.back().transport = silence(m.source.addr);
     }
-    DropPartial(m);
+    if (m.where == RxMessage::Where::kWrite) {
+      RemoveMessage(id);  // each packet was answered on its own: nothing to tell
+    } else {
+      DropPartial(m);
+    }
   }
   for (uint64_t id : DueTimeouts(now, true)) {
     TxOp& op = *state_->ops.at(id);

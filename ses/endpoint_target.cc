@@ -155,11 +155,14 @@ pds::SesResponse Endpoint::HandleSend(const pds::RxRequest& rx, const RequestVie
       // A packet of a message dropped before it was all in: its sender must
       // not believe it delivered. A SOM after the dropped message's own SOM
       // is a new message under a reused ID (PDS passes no duplicates).
-      if (!v.som() || !d->second) {
+      // Once: the refusal fails the sender's operation (the first non-OK
+      // code wins), and the ID may then be reused by a new message.
+      const bool refuse = !v.som() || !d->second;
+      st.dropped.erase(d);
+      if (refuse) {
         ++counters_.late_packets_refused;
         return Refuse(&v, ReturnCode::kUndeliverable);
       }
-      st.dropped.erase(d);
     }
   }
   if (m == nullptr) {
