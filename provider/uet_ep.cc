@@ -173,6 +173,11 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep, const PayloadChoice& payloa
     c.pds.max_half_open =
         static_cast<uint32_t>(std::clamp<int64_t>(p.max_half_open, 1, c.pds.max_pdcs));
   }
+  if (p.unexpected_bytes > 0) c.unexpected_bytes = static_cast<size_t>(p.unexpected_bytes);
+  if (p.unexpected_peer_bytes > 0) {
+    c.unexpected_peer_bytes = static_cast<size_t>(p.unexpected_peer_bytes);
+  }
+  if (p.recv_hold_us >= 0) c.recv_hold = std::chrono::microseconds(p.recv_hold_us);
   c.pid_on_fep = ep.local.pid_on_fep;
   c.resource_index = ep.local.start_resource_index;
   return c;

@@ -154,6 +154,11 @@ ProviderParams ReadParams() {
   if (fi_param_get_int(&g_provider, "hmem_bounce_cache_mb", &v) == FI_SUCCESS && v >= 0) {
     p.hmem_bounce_cache_mb = v;
   }
+  if (fi_param_get_int(&g_provider, "unexpected_bytes", &v) == FI_SUCCESS && v > 0) p.unexpected_bytes = v;
+  if (fi_param_get_int(&g_provider, "unexpected_peer_bytes", &v) == FI_SUCCESS && v > 0) {
+    p.unexpected_peer_bytes = v;
+  }
+  if (fi_param_get_int(&g_provider, "recv_hold_us", &v) == FI_SUCCESS && v >= 0) p.recv_hold_us = v;
   if (fi_param_get_bool(&g_provider, "hmem_recv_pipeline", &b) == FI_SUCCESS) {
     p.hmem_recv_pipeline = b != 0;
   }
@@ -489,6 +494,16 @@ constexpr ParamDef kParamDefs[] = {
     {"hmem_bounce_cache_mb", FI_PARAM_INT,
      "FI_HMEM: pinned host bounce buffers kept for reuse, MiB per process (default 256; 0: "
      "none kept)"},
+    {"unexpected_bytes", FI_PARAM_INT,
+     "SES store per endpoint: bytes of messages no receive took yet, as they arrived, plus "
+     "256 per message (default 67108864); beyond it new packets are NACKed and resent"},
+    {"unexpected_peer_bytes", FI_PARAM_INT,
+     "SES store per source IP, all its ports (default 16777216): one peer, or a forger "
+     "spoofing it, holds no more"},
+    {"recv_hold_us", FI_PARAM_INT,
+     "A message that matched a receive and then stopped arriving gives the receive to a "
+     "complete stored message after this many microseconds without a packet (default 1000; "
+     "0: never)"},
     {"impair_drop_ppm", FI_PARAM_INT,
      "Testing: drop this many sent datagrams per million (seeded, counted)"},
     {"impair_dup_ppm", FI_PARAM_INT, "Testing: send this many datagrams per million twice"},

@@ -161,6 +161,13 @@ struct ProviderParams {
   int64_t hmem_chunk = -1;
   int64_t hmem_bounce_cache_mb = -1;
   bool hmem_recv_pipeline = true;  // FI_UET_HMEM_RECV_PIPELINE
+  // FI_UET_UNEXPECTED_BYTES / _PEER_BYTES / FI_UET_RECV_HOLD_US: the SES
+  // store budget per endpoint and per source IP, and how long a message that
+  // stopped arriving keeps a receive another message wants (-1: the SES
+  // default; spec-notes/ses.md "Forged SES state (issue 28)").
+  int64_t unexpected_bytes = -1;
+  int64_t unexpected_peer_bytes = -1;
+  int64_t recv_hold_us = -1;
 };
 const ProviderParams& Params();
 InfoConfig InfoConfigFromParams();

@@ -64,6 +64,19 @@ std::string Completion::Describe() const {
                     ReturnCodeName(rc), static_cast<unsigned>(rc));
       break;
     case CompletionStatus::kTransportError:
+      if (transport.reason == pds::FailureReason::kPeerTimeout && receive) {
+        // A message that stopped arriving (SES message_timeout): the peer's
+        // PDS may well be answering; nothing here says it fell silent, and a
+        // forged first packet looks the same (issue 28).
+        std::snprintf(buf, sizeof buf,
+                      "uet: %s from %s failed: partial message expired, no packet of it for "
+                      "%lld ms (dropped; a stalled or forged message, not a peer timeout)",
+                      OpKindName(kind), who.c_str(),
+                      static_cast<long long>(
+                          std::chrono::duration_cast<std::chrono::milliseconds>(transport.silent_for)
+                              .count()));
+        break;
+      }
       if (transport.reason == pds::FailureReason::kPeerTimeout) {
         // A local decision: never worded as something the peer said.
         std::snprintf(buf, sizeof buf,
@@ -122,6 +135,9 @@ Status EndpointConfig::Validate() const {
   if (message_timeout <= Duration::zero()) {
     return Error::Invalid(kCtx, "message_timeout", 0);
   }
+  if (unexpected_peer_bytes == 0) return Error::Invalid(kCtx, "unexpected_peer_bytes", 0);
+  if (recv_hold < Duration::zero()) return Error::Invalid(kCtx, "recv_hold (>= 0)", 0);
+  if (partial_timeout < Duration::zero()) return Error::Invalid(kCtx, "partial_timeout (>= 0)", 0);
   return OkStatus();
 }
 
@@ -155,6 +171,7 @@ void Endpoint::OnTimer(TimePoint now) {
   Entry entry(*this, now);
   pds_->OnTimer(now);
   ExpireSilent();
+  if (now >= state_->reclaim_at) ReclaimHeld();
 }
 
 TimePoint Endpoint::NextDeadline() const {
@@ -166,7 +183,7 @@ TimePoint Endpoint::NextDeadline() const {
   while (!timeouts.empty() && !SettleTimeout(timeouts.begin())) {
   }
   if (!timeouts.empty()) next = std::min(next, timeouts.begin()->first);
-  return next;
+  return std::min(next, state_->reclaim_at);
 }
 
 // ---- silence timeouts ----
@@ -251,13 +268,32 @@ void Endpoint::ExpireSilent() {
                         config_.message_timeout};
   };
   for (uint64_t id : DueTimeouts(now, false)) {
-    RxMessage& m = *state_->messages.at(id);
+    auto found = state_->messages.find(id);
+    if (found == state_->messages.end()) continue;  // went with an earlier one's receive
+    RxMessage& m = *found->second;
     ++counters_.messages_timed_out;
+    if (m.where == RxMessage::Where::kMatched && m.placement.restorable) {
+      // The message fails, not the receive it took (issue 28: a forged SOM
+      // must not fail the application's receive, nor blame the peer): the
+      // receive goes back to the front of its queue, stored messages first.
+      const PostedRecv r = m.placement.posted;
+      const bool tagged = m.tagged;
+      ++counters_.receives_reclaimed;
+      DropPartial(m);
+      if (state_->queue(tagged).Restore(r).ok()) OfferStored(r, tagged);
+      continue;
+    }
     if (m.where == RxMessage::Where::kMatched) {
+      // A multi-receive slice cannot be given back: it completes with an
+      // error that says what happened (Describe: "partial message expired").
       CompleteReceive(m, CompletionStatus::kTransportError, ReturnCode::kOk);
       state_->completions.back().transport = silence(m.source.addr);
     }
-    RemoveMessage(id);
+    if (m.where == RxMessage::Where::kWrite) {
+      RemoveMessage(id);  // each packet was answered on its own: nothing to tell
+    } else {
+      DropPartial(m);
+    }
   }
   for (uint64_t id : DueTimeouts(now, true)) {
     TxOp& op = *state_->ops.at(id);

@@ -68,6 +68,14 @@ struct EndpointConfig {
   static constexpr size_t kDefaultMaxInflightPackets = 1024;
   static constexpr size_t kDefaultMaxPostedRecvs = 65536;
   static constexpr Duration kDefaultMessageTimeout = std::chrono::seconds(10);
+  // Forged SES state (issue 28; spec-notes/ses.md "Forged SES state").
+  static constexpr size_t kDefaultUnexpectedPeerBytes = size_t{16} << 20;
+  static constexpr Duration kDefaultRecvHold = std::chrono::milliseconds(1);
+  static constexpr Duration kDefaultPartialTimeout = std::chrono::seconds(1);
+  // What one message held outside a receive costs the store budget besides
+  // its bytes (its state, map and timer entries: ~400 B measured, rounded
+  // down), so that the byte budget bounds memory, not only payload.
+  static constexpr size_t kMessageOverheadBytes = 256;
 
   pds::EngineConfig pds;
   // PDS service for every request: kRud (default; sends may match out of
@@ -97,8 +105,24 @@ struct EndpointConfig {
   // receives not yet posted, and bytes of packets that arrived before their
   // message's first packet. Beyond it a new message is refused with NACK
   // UET_NO_SES_MSG_AVAIL and the initiator retransmits it later.
+  // Charged per message: the bytes that arrived (never the length a message
+  // claims) plus kMessageOverheadBytes; messages not yet matched (early or
+  // stored) count against unexpected_messages.
   size_t unexpected_bytes = kDefaultUnexpectedBytes;
   size_t unexpected_messages = kDefaultUnexpectedMessages;
+  // The same budget per source IP (all its ports): one peer, or a forger
+  // spoofing it, holds at most this much of the store.
+  size_t unexpected_peer_bytes = kDefaultUnexpectedPeerBytes;
+  // A message that matched a single receive and then made no progress this
+  // long gives the receive back when another message wants it (one that
+  // finds no receive, or a stored one the receive matches): it goes on in the
+  // store, or is dropped when the store has no room (counted). Zero: never.
+  Duration recv_hold = kDefaultRecvHold;
+  // A message not all in, outside any receive (early or stored), idle this
+  // long is dropped when the store is full and a new message needs its room
+  // (counted; a later packet of it is refused RC_UNDELIVERABLE). Otherwise
+  // message_timeout applies.
+  Duration partial_timeout = kDefaultPartialTimeout;
   size_t max_posted_recvs = kDefaultMaxPostedRecvs;
   // Packets handed to PDS and not yet acknowledged, all peers (the rest wait).
   size_t max_inflight_packets = kDefaultMaxInflightPackets;
@@ -280,6 +304,18 @@ struct SesCounters {
   // UUD requests not taken (not a single-packet send, failed checks, store
   // full): nobody tells the sender, they are simply gone.
   uint64_t datagrams_dropped = 0;
+  // Forged SES state (issue 28): store charges refused by the per-source-IP
+  // budget (also in unexpected_refused); receives taken back from a message
+  // idle for recv_hold (it went on in the store: demoted, or was dropped);
+  // idle partial messages evicted for room; packets of a dropped message
+  // refused RC_UNDELIVERABLE; the most the store ever held.
+  uint64_t unexpected_peer_refused = 0;
+  uint64_t receives_reclaimed = 0;
+  uint64_t messages_demoted = 0;
+  uint64_t partial_dropped = 0;
+  uint64_t partial_evicted = 0;
+  uint64_t late_packets_refused = 0;
+  uint64_t unexpected_bytes_peak = 0;
   std::array<uint64_t, 64> refused_by_rc{};  // by ReturnCode value
 };
 
@@ -445,8 +481,9 @@ class Endpoint final : private pds::Delivery {
   void ServeData(const pds::RxRequest& rx, const RequestView& v, std::span<const std::byte> bytes,
                  std::vector<std::byte> owned, uint64_t source_offset = 0,
                  RegionIo* io = nullptr);
-  // A message's first packet: match it or store it. False: no room, refuse.
-  bool OnFirstPacket(RxMessage& m);
+  // A message's first packet (carrying `bytes` to store): match it or store
+  // it. False: no room, refuse.
+  bool OnFirstPacket(RxMessage& m, size_t bytes);
   void PlaceBytes(RxMessage& m, uint32_t offset, std::span<const std::byte> bytes);
   // Runs when a message has all its own packets, or a receive matched it late.
   void Advance(RxMessage& m);
@@ -457,6 +494,25 @@ class Endpoint final : private pds::Delivery {
   // The completion a peek or a discard reports about stored message `m`.
   Completion StoredCompletion(const RxMessage& m, uint64_t context) const;
   void ReleaseStore(RxMessage& m);
+  // Charges `bytes` (plus the per-message overhead the first time) to the
+  // store budget of the endpoint and of m's source IP. False: no room,
+  // nothing charged (after trying to evict an idle partial message).
+  bool Charge(RxMessage& m, size_t bytes);
+  bool TryCharge(RxMessage& m, size_t bytes);
+  // Drops the oldest idle (partial_timeout) partial message outside a
+  // receive, of `ip` when given; true if one was dropped.
+  bool EvictIdlePartial(const IpAddress* ip);
+  // Forgets message `m` before it was all in, remembering its key so that a
+  // later packet of it is refused (its sender is told, not left believing
+  // it delivered).
+  void DropPartial(RxMessage& m);
+  // Gives receives held by idle incomplete messages (recv_hold) to stored
+  // messages that match them; the holder goes on in the store or is dropped.
+  void ReclaimHeld();
+  // Offers the stored messages to receive `r` just (re)posted, oldest first.
+  void OfferStored(const PostedRecv& r, bool tagged);
+  // A message matched a receive (placement set): holders bookkeeping.
+  void OnMatched(RxMessage& m);
   void RemoveMessage(uint64_t id);
   void ReportReleased(RecvQueue& q, bool tagged);
   void ExpireSilent();

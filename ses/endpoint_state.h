@@ -118,9 +118,22 @@ struct RxMessage {
   std::optional<uint64_t> cq_data;
   uint64_t key = 0;  // kWrite: the target region's memory key
   std::optional<RendezvousExtension> rdv;
-  std::vector<std::pair<uint32_t, std::vector<std::byte>>> early;  // {message_offset, bytes}
-  std::vector<std::byte> stored;
-  size_t reserved = 0;  // unexpected-store bytes held
+  // kEarly and kUnexpected: the bytes that arrived, {message_offset, bytes},
+  // in arrival order (a later chunk overwrites an earlier one where they
+  // overlap). Only what arrived is held, never the length the message
+  // claims (spec-notes/ses.md "Forged SES state (issue 28)").
+  std::vector<std::pair<uint32_t, std::vector<std::byte>>> chunks;
+  // Store budget held: chunk bytes, plus kMessageOverheadBytes once `charged`
+  // (the message then also holds one of unexpected_messages). Charged to the
+  // endpoint and to the source IP (Endpoint::Charge).
+  size_t reserved = 0;
+  bool charged = false;
+  // It matched a receive, stopped arriving, and gave the receive back
+  // (Endpoint::ReclaimHeld): when it completes in the store it is offered
+  // to the posted receives. Bytes at and past `valid_bytes` were cut off by
+  // the receive it first had (a truncated message): they are lost.
+  bool demoted = false;
+  uint64_t valid_bytes = UINT64_MAX;
   Placement placement;
   bool rdv_reading = false;
   ReturnCode error = ReturnCode::kOk;  // first problem (initiator error, MSG_ERROR)
@@ -180,6 +193,22 @@ struct Endpoint::State {
   UnexpectedList unexpected_tagged;
   size_t store_bytes = 0;
   size_t store_messages = 0;
+  // Store bytes held per source IP (every port of it: a forger spoofing a
+  // peer's address sprays source ports; unexpected_peer_bytes bounds each).
+  PooledMap<IpAddress, size_t> peer_bytes;
+  // Matched single receives whose message is not all in yet (ids): a message
+  // that finds no receive, or a stored one, may take one of these back from a
+  // holder idle for recv_hold (Endpoint::ReclaimHeld).
+  std::set<uint64_t> holders;
+  // When ReclaimHeld should look again (a holder not yet idle long enough
+  // keeps a receive a stored message wants); Max: nothing to do.
+  TimePoint reclaim_at = TimePoint::Max();
+  // Keys of messages dropped before they were all in (evicted or unable to be
+  // kept): a later packet of one is refused RC_UNDELIVERABLE, so its sender
+  // fails with a code instead of believing it delivered. FIFO, at most
+  // unexpected_messages.
+  std::deque<std::tuple<FabricAddress, uint32_t, uint16_t>> dropped_order;
+  std::map<std::tuple<FabricAddress, uint32_t, uint16_t>, bool> dropped;  // -> had its SOM
   uint64_t next_rx_id = 1;
   PooledMap<uint64_t, std::unique_ptr<RxMessage>> messages;  // by id
   // Messages still receiving packets, by {source address, initiator, message ID}.

@@ -149,7 +149,21 @@ pds::SesResponse Endpoint::HandleSend(const pds::RxRequest& rx, const RequestVie
   bool fresh = false;
   if (!single) {
     auto it = st.message_by_key.find(key);
-    if (it != st.message_by_key.end()) m = st.messages.at(it->second).get();
+    if (it != st.message_by_key.end()) {
+      m = st.messages.at(it->second).get();
+    } else if (auto d = st.dropped.find(key); d != st.dropped.end()) {
+      // A packet of a message dropped before it was all in: its sender must
+      // not believe it delivered. A SOM after the dropped message's own SOM
+      // is a new message under a reused ID (PDS passes no duplicates).
+      // Once: the refusal fails the sender's operation (the first non-OK
+      // code wins), and the ID may then be reused by a new message.
+      const bool refuse = !v.som() || !d->second;
+      st.dropped.erase(d);
+      if (refuse) {
+        ++counters_.late_packets_refused;
+        return Refuse(&v, ReturnCode::kUndeliverable);
+      }
+    }
   }
   if (m == nullptr) {
     auto msg = std::make_unique<RxMessage>();
@@ -177,20 +191,21 @@ pds::SesResponse Endpoint::HandleSend(const pds::RxRequest& rx, const RequestVie
     m->tag = m->tagged ? v.key_or_tag : 0;
     m->cq_data = v.header_data;
     if (ext != nullptr) m->rdv = *ext;
-    if (!OnFirstPacket(*m)) {
+    if (!OnFirstPacket(*m, v.common.flags.initiator_error ? 0 : n)) {
       m->som_seen = false;
       return refuse_no_room();
     }
   } else if (!m->som_seen) {
     // Before the first packet: keep it until the message is matched or stored.
-    if (st.store_bytes + n > config_.unexpected_bytes) return refuse_no_room();
-    st.store_bytes += n;
-    m->reserved += n;
-    m->early.emplace_back(v.message_offset,
-                          std::vector<std::byte>(v.payload.begin(), v.payload.end()));
+    if (!Charge(*m, n)) return refuse_no_room();
+    m->chunks.emplace_back(v.message_offset,
+                           std::vector<std::byte>(v.payload.begin(), v.payload.end()));
     m->bytes_seen += n;
     ++counters_.early_packets;
     return {};
+  } else if (m->where == RxMessage::Where::kUnexpected && !v.common.flags.initiator_error &&
+             !Charge(*m, n)) {
+    return refuse_no_room();  // the store holds what arrived: no room for this packet yet
   }
   if (v.common.flags.initiator_error) {
     if (m->error == ReturnCode::kOk) m->error = ReturnCode::kInitiatorErr;
@@ -202,7 +217,7 @@ pds::SesResponse Endpoint::HandleSend(const pds::RxRequest& rx, const RequestVie
   return {};
 }
 
-bool Endpoint::OnFirstPacket(RxMessage& m) {
+bool Endpoint::OnFirstPacket(RxMessage& m, size_t bytes) {
   State& st = *state_;
   RecvQueue& q = st.queue(m.tagged);
   const IncomingMessage in{.source = m.source, .tag = m.tag, .length = m.length};
@@ -211,33 +226,160 @@ bool Endpoint::OnFirstPacket(RxMessage& m) {
   if (p) {
     m.placement = *p;
     m.where = RxMessage::Where::kMatched;
-    for (const auto& [offset, bytes] : m.early) PlaceBytes(m, offset, bytes);
+    const auto chunks = std::move(m.chunks);  // early packets, if any
     ReleaseStore(m);
+    for (const auto& [offset, data] : chunks) PlaceBytes(m, offset, data);
+    OnMatched(m);
     return true;
   }
-  // Unexpected: keep the eager part until a receive is posted.
-  const size_t more = m.eager_length - std::min<size_t>(m.eager_length, m.reserved);
-  if (st.store_bytes + more > config_.unexpected_bytes ||
-      st.store_messages >= config_.unexpected_messages) {
+  // Unexpected: keep what arrives (never the claimed length) until a receive
+  // is posted, within the store's budgets.
+  if (!st.unexpected(m.tagged).Add(m.id, in).ok()) return false;
+  if (!Charge(m, bytes)) {
+    st.unexpected(m.tagged).Remove(m.id);
     return false;
   }
-  if (!st.unexpected(m.tagged).Add(m.id, in).ok()) return false;
-  st.store_bytes += more;
-  m.reserved += more;
-  ++st.store_messages;
-  m.stored.assign(m.eager_length, std::byte{0});
   m.where = RxMessage::Where::kUnexpected;
-  for (const auto& [offset, bytes] : m.early) PlaceBytes(m, offset, bytes);
-  m.early.clear();
   ++counters_.unexpected_stored;
   return true;
+}
+
+void Endpoint::OnMatched(RxMessage& m) {
+  // A single receive whose message is not all in: another message may take
+  // it back after recv_hold without progress (ReclaimHeld).
+  if (m.placement.restorable && !m.discarded && !m.eager_done()) state_->holders.insert(m.id);
+}
+
+bool Endpoint::TryCharge(RxMessage& m, size_t bytes) {
+  State& st = *state_;
+  const size_t need = bytes + (m.charged ? 0 : EndpointConfig::kMessageOverheadBytes);
+  if (!m.charged && st.store_messages >= config_.unexpected_messages) return false;
+  if (need > config_.unexpected_bytes - std::min(config_.unexpected_bytes, st.store_bytes)) {
+    return false;
+  }
+  auto peer = st.peer_bytes.find(m.source.addr.ip);
+  const size_t held = peer == st.peer_bytes.end() ? 0 : peer->second;
+  if (need > config_.unexpected_peer_bytes - std::min(config_.unexpected_peer_bytes, held)) {
+    ++counters_.unexpected_peer_refused;
+    return false;
+  }
+  if (peer == st.peer_bytes.end()) {
+    st.peer_bytes.emplace(m.source.addr.ip, need);
+  } else {
+    peer->second += need;
+  }
+  st.store_bytes += need;
+  m.reserved += need;
+  if (!m.charged) {
+    m.charged = true;
+    ++st.store_messages;
+  }
+  counters_.unexpected_bytes_peak = std::max<uint64_t>(counters_.unexpected_bytes_peak, st.store_bytes);
+  return true;
+}
+
+bool Endpoint::Charge(RxMessage& m, size_t bytes) {
+  // Full: an idle partial message (most likely a forged one that will never
+  // finish) gives up its room, the source's own first when its budget is the
+  // limit. A few at most per packet.
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t peer_refused = counters_.unexpected_peer_refused;
+    if (TryCharge(m, bytes)) return true;
+    const bool peer_full = counters_.unexpected_peer_refused != peer_refused;
+    if (!EvictIdlePartial(peer_full ? &m.source.addr.ip : nullptr)) break;
+  }
+  return false;
+}
+
+bool Endpoint::EvictIdlePartial(const IpAddress* ip) {
+  State& st = *state_;
+  if (config_.partial_timeout <= Duration::zero()) return false;
+  for (auto& [id, msg] : st.messages) {
+    RxMessage& m = *msg;
+    const bool outside = m.where == RxMessage::Where::kEarly ||
+                         (m.where == RxMessage::Where::kUnexpected && !m.claimed);
+    if (!outside || !m.charged || m.eager_done()) continue;
+    if (st.now - m.last_activity < config_.partial_timeout) continue;
+    if (ip != nullptr && m.source.addr.ip != *ip) continue;
+    ++counters_.partial_evicted;
+    DropPartial(m);
+    return true;
+  }
+  return false;
+}
+
+void Endpoint::DropPartial(RxMessage& m) {
+  State& st = *state_;
+  ++counters_.partial_dropped;
+  const State::MessageKey key{m.source.addr, m.source.initiator, m.msg_id.value()};
+  if (st.dropped.emplace(key, m.som_seen).second) st.dropped_order.push_back(key);
+  while (st.dropped_order.size() > config_.unexpected_messages) {
+    st.dropped.erase(st.dropped_order.front());
+    st.dropped_order.pop_front();
+  }
+  RemoveMessage(m.id);
+}
+
+void Endpoint::ReclaimHeld() {
+  State& st = *state_;
+  st.reclaim_at = TimePoint::Max();
+  if (st.holders.empty() || config_.recv_hold <= Duration::zero()) return;
+  const std::vector<uint64_t> ids(st.holders.begin(), st.holders.end());
+  for (uint64_t id : ids) {
+    auto it = st.messages.find(id);
+    if (it == st.messages.end() || it->second->where != RxMessage::Where::kMatched ||
+        it->second->eager_done()) {
+      st.holders.erase(id);
+      continue;
+    }
+    RxMessage& h = *it->second;
+    const PostedRecv r = h.placement.posted;
+    const bool tagged = h.tagged;
+    // Only a stored message that is all in may take a receive back: an
+    // incomplete one (a forged SOM) would hold it the same way.
+    const auto complete = [&](uint64_t sid) { return st.messages.at(sid)->eager_done(); };
+    if (!st.unexpected(h.tagged).FindPosted(r, complete)) continue;
+    const TimePoint due = h.last_activity + config_.recv_hold;
+    if (st.now < due) {
+      st.reclaim_at = std::min(st.reclaim_at, due);
+      continue;
+    }
+    st.holders.erase(id);
+    ++counters_.receives_reclaimed;
+    // The holder goes on in the store with what its receive holds of it
+    // (bytes not yet arrived are overwritten when they do), or is dropped.
+    const std::span<std::byte> buf = h.placement.buffer;
+    const size_t keep = static_cast<size_t>(std::min<uint64_t>(h.length, buf.size()));
+    const IncomingMessage in{.source = h.source, .tag = h.tag, .length = h.length};
+    bool kept = st.unexpected(h.tagged).Add(h.id, in).ok();
+    if (kept && !TryCharge(h, keep)) {
+      st.unexpected(h.tagged).Remove(h.id);
+      kept = false;
+    }
+    if (kept) {
+      h.chunks.emplace_back(0, std::vector<std::byte>(buf.begin(), buf.begin() + keep));
+      if (h.length > keep) h.valid_bytes = keep;
+      h.demoted = true;
+      h.placement = Placement{};
+      h.where = RxMessage::Where::kUnexpected;
+      ++counters_.messages_demoted;
+    } else {
+      DropPartial(h);
+    }
+    // Back at the front of its queue, and straight to the stored message
+    // that wanted it.
+    if (st.queue(tagged).Restore(r).ok()) OfferStored(r, tagged);
+  }
 }
 
 void Endpoint::PlaceBytes(RxMessage& m, uint32_t offset, std::span<const std::byte> bytes) {
   std::span<std::byte> dst;
   switch (m.where) {
     case RxMessage::Where::kMatched: dst = m.placement.buffer; break;
-    case RxMessage::Where::kUnexpected: dst = m.stored; break;
+    case RxMessage::Where::kUnexpected:
+      // Only what arrived, as it arrived (charged by the caller).
+      if (!bytes.empty()) m.chunks.emplace_back(offset, std::vector<std::byte>(bytes.begin(), bytes.end()));
+      return;
     case RxMessage::Where::kEarly:
     case RxMessage::Where::kWrite:
       return;
@@ -254,7 +396,23 @@ void Endpoint::Advance(RxMessage& m) {
   // No more packets of this message will come: its key may be reused.
   auto k = st.message_by_key.find({m.source.addr, m.source.initiator, m.msg_id.value()});
   if (k != st.message_by_key.end() && k->second == m.id) st.message_by_key.erase(k);
-  if (m.where != RxMessage::Where::kMatched) return;  // unexpected: waits for a receive
+  st.holders.erase(m.id);
+  if (m.where != RxMessage::Where::kMatched) {
+    // Unexpected: waits for a receive. One that gave a receive back goes to
+    // the posted receives now; any other may take a receive held by a
+    // message that stopped arriving (ReclaimHeld).
+    if (m.where != RxMessage::Where::kUnexpected || m.claimed) return;
+    if (m.demoted) {
+      RecvQueue& q = st.queue(m.tagged);
+      std::optional<Placement> p =
+          q.Match(IncomingMessage{.source = m.source, .tag = m.tag, .length = m.length});
+      ReportReleased(q, m.tagged);
+      if (p) PlaceStored(m, *p);  // completes it: m may be gone
+      return;
+    }
+    if (!st.holders.empty()) ReclaimHeld();  // m may be gone
+    return;
+  }
   if (m.error != ReturnCode::kOk) {
     CompleteReceive(m, CompletionStatus::kRemoteError, m.error);
     RemoveMessage(m.id);
@@ -286,9 +444,8 @@ void Endpoint::Advance(RxMessage& m) {
     }
     return;
   }
-  CompleteReceive(m,
-                  m.length > m.placement.buffer.size() ? CompletionStatus::kTruncated
-                                                       : CompletionStatus::kOk,
+  const uint64_t cap = std::min<uint64_t>(m.placement.buffer.size(), m.valid_bytes);
+  CompleteReceive(m, m.length > cap ? CompletionStatus::kTruncated : CompletionStatus::kOk,
                   ReturnCode::kOk);
   RemoveMessage(m.id);
 }
@@ -304,7 +461,9 @@ void Endpoint::CompleteReceive(RxMessage& m, CompletionStatus status, ReturnCode
   c.rc = rc;
   c.peer = m.source.addr;
   c.initiator = m.source.initiator;
-  const uint64_t cap = m.where == RxMessage::Where::kWrite ? m.length : m.placement.buffer.size();
+  const uint64_t cap = m.where == RxMessage::Where::kWrite
+                           ? m.length
+                           : std::min<uint64_t>(m.placement.buffer.size(), m.valid_bytes);
   const bool placed = status == CompletionStatus::kOk || status == CompletionStatus::kTruncated;
   c.length = placed ? std::min(m.length, cap) : 0;
   c.overflow_length = placed ? m.length - c.length : 0;
@@ -320,14 +479,21 @@ void Endpoint::CompleteReceive(RxMessage& m, CompletionStatus status, ReturnCode
 void Endpoint::ReleaseStore(RxMessage& m) {
   State& st = *state_;
   st.store_bytes -= m.reserved;
-  m.reserved = 0;
-  m.early.clear();
-  if (m.where == RxMessage::Where::kUnexpected) {
-    st.unexpected(m.tagged).Remove(m.id);
-    --st.store_messages;
-    m.stored.clear();
-    m.stored.shrink_to_fit();
+  if (m.reserved > 0) {
+    auto peer = st.peer_bytes.find(m.source.addr.ip);
+    if (peer != st.peer_bytes.end()) {
+      peer->second -= std::min(peer->second, m.reserved);
+      if (peer->second == 0) st.peer_bytes.erase(peer);
+    }
   }
+  m.reserved = 0;
+  if (m.charged) {
+    --st.store_messages;
+    m.charged = false;
+  }
+  m.chunks.clear();
+  m.chunks.shrink_to_fit();
+  if (m.where == RxMessage::Where::kUnexpected) st.unexpected(m.tagged).Remove(m.id);
 }
 
 void Endpoint::RemoveMessage(uint64_t id) {
@@ -336,6 +502,7 @@ void Endpoint::RemoveMessage(uint64_t id) {
   if (it == st.messages.end()) return;
   RxMessage& m = *it->second;
   ReleaseStore(m);
+  st.holders.erase(id);
   ForgetTimeout(TimeoutKey{.op = false, .id = id}, m.timeout_entry);
   auto k = st.message_by_key.find({m.source.addr, m.source.initiator, m.msg_id.value()});
   if (k != st.message_by_key.end() && k->second == id) st.message_by_key.erase(k);
@@ -359,10 +526,23 @@ Status Endpoint::PostRecv(TimePoint now, const PostedRecv& recv, bool tagged) {
   PostedRecv r = recv;
   if (!tagged) r.tag = r.ignore = 0;  // untagged messages are stored with tag 0
   UET_RETURN_IF_ERROR(q.Post(r));
+  OfferStored(r, tagged);
+  return OkStatus();
+}
+
+void Endpoint::OfferStored(const PostedRecv& r, bool tagged) {
+  State& st = *state_;
+  RecvQueue& q = st.queue(tagged);
   // Only the new receive can match a stored message (every older one was
-  // offered each message when it arrived): hand it the oldest first.
+  // offered each message when it arrived): hand it the oldest first, among
+  // those all in before those still arriving. Order-safe: over ROD a
+  // source's older message is all in before its next one starts; RUD
+  // promises no order. An incomplete (perhaps forged) message so never takes
+  // a receive a complete one could use.
+  const auto complete = [&](uint64_t id) { return st.messages.at(id)->eager_done(); };
   for (;;) {
-    std::optional<uint64_t> id = st.unexpected(tagged).FindPosted(r);
+    std::optional<uint64_t> id = st.unexpected(tagged).FindPosted(r, complete);
+    if (!id) id = st.unexpected(tagged).FindPosted(r);
     if (!id) break;
     RxMessage& m = *st.messages.at(*id);
     std::optional<Placement> p =
@@ -373,16 +553,16 @@ Status Endpoint::PostRecv(TimePoint now, const PostedRecv& recv, bool tagged) {
     PlaceStored(m, *p);
     if (consumed) break;
   }
-  return OkStatus();
 }
 
 void Endpoint::PlaceStored(RxMessage& m, const Placement& placement) {
   m.placement = placement;
   m.claimed = false;
-  const std::vector<std::byte> stored = std::move(m.stored);
+  const auto chunks = std::move(m.chunks);
   ReleaseStore(m);
   m.where = RxMessage::Where::kMatched;
-  PlaceBytes(m, 0, stored);
+  for (const auto& [offset, bytes] : chunks) PlaceBytes(m, offset, bytes);
+  OnMatched(m);
   Advance(m);
 }
 
@@ -447,7 +627,10 @@ Status Endpoint::ReceiveClaimed(TimePoint now, uint64_t message, const PostedRec
     PlaceStored(m, Placement{});
     return OkStatus();
   }
-  PlaceStored(m, Placement{.context = recv.context, .buffer = recv.buffer});
+  Placement p;
+  p.context = recv.context;
+  p.buffer = recv.buffer;
+  PlaceStored(m, p);
   return OkStatus();
 }
 
@@ -515,8 +698,12 @@ pds::SesResponse Endpoint::HandleWrite(const pds::RxRequest& rx, const RequestVi
       std::memcpy(a.bytes.data() + v.message_offset, v.payload.data(), n);
     }
   }
-  if (!v.whole_message() && v.form == RequestForm::kStandard) {
+  if (!v.whole_message() && v.form == RequestForm::kStandard &&
+      (rc == ReturnCode::kOk || st.message_by_key.contains(
+                                    {rx.src, v.initiator, v.message_id.value()}))) {
     // Several packets: count them, to report the CQ data when all are in.
+    // A refused packet of a write not yet known keeps no state (a forged
+    // write with a bad key must not hold a message for message_timeout).
     const State::MessageKey key{rx.src, v.initiator, v.message_id.value()};
     auto it = st.message_by_key.find(key);
     RxMessage* m = nullptr;

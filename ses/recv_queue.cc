@@ -38,6 +38,16 @@ Status RecvQueue::Post(const PostedRecv& r) {
   return OkStatus();
 }
 
+Status RecvQueue::Restore(const PostedRecv& r) {
+  if (r.multi_recv) return Error::InvalidArgument(kRecvContext, "restore of a multi-recv buffer");
+  if (by_context_.contains(r.context)) {
+    return Error::Exists(kRecvContext, "receive context", r.context);
+  }
+  posted_.push_front(Entry{.recv = r, .used = 0});
+  by_context_.emplace(r.context, posted_.begin());
+  return OkStatus();
+}
+
 void RecvQueue::Erase(List::iterator it) {
   by_context_.erase(it->recv.context);
   posted_.erase(it);
@@ -55,7 +65,9 @@ std::optional<Placement> RecvQueue::Match(const IncomingMessage& m) {
                   .buffer = r.buffer,
                   .offset_in_buffer = 0,
                   .multi_recv = false,
-                  .releases_buffer = false};
+                  .releases_buffer = false,
+                  .posted = r,
+                  .restorable = true};
       Erase(it);
       return p;
     }
@@ -77,7 +89,9 @@ std::optional<Placement> RecvQueue::Match(const IncomingMessage& m) {
                 .buffer = r.buffer.subspan(offset, length),
                 .offset_in_buffer = offset,
                 .multi_recv = true,
-                .releases_buffer = left < r.min_free || left == 0};
+                .releases_buffer = left < r.min_free || left == 0,
+                .posted = {},
+                .restorable = false};
     if (p.releases_buffer) Erase(it);
     return p;
   }
@@ -127,6 +141,14 @@ std::optional<uint64_t> UnexpectedList::FindPosted(const PostedRecv& r) const {
   auto it = FindOldest(r);
   if (it == list_.end()) return std::nullopt;
   return it->id;
+}
+
+std::optional<uint64_t> UnexpectedList::FindPosted(
+    const PostedRecv& r, const std::function<bool(uint64_t)>& accept) const {
+  for (const Stored& s : list_) {
+    if (Matches(r, s.message, /*tagged=*/true) && accept(s.id)) return s.id;
+  }
+  return std::nullopt;
 }
 
 std::optional<uint64_t> UnexpectedList::MatchPosted(const PostedRecv& r) {

@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <optional>
 #include <span>
@@ -68,6 +69,11 @@ struct Placement {
   // multi-recv: this message is the last the buffer takes (it was released after it):
   // the completion of this message carries FI_MULTI_RECV.
   bool releases_buffer = false;
+  // single: the receive as it was posted, so that RecvQueue::Restore can give it back
+  // (a message that matched it and then stopped arriving, spec-notes/ses.md "Forged SES
+  // state (issue 28)").
+  PostedRecv posted;
+  bool restorable = false;  // a single receive from RecvQueue::Match (`posted` is set)
 };
 
 class RecvQueue {
@@ -95,6 +101,11 @@ class RecvQueue {
   //    queued for TakeReleased, and matching goes on with the next receive.
   // nullopt: nothing matches (the message is unexpected).
   std::optional<Placement> Match(const IncomingMessage& m);
+
+  // Puts a single receive that Match handed out back at the FRONT of the queue (it was
+  // the oldest that matched). Not counted against max_posted (it was posted once).
+  // Errors: multi_recv -> kInvalidArgument; context already posted -> kExists.
+  Status Restore(const PostedRecv& r);
 
   // Contexts of multi-recv buffers released without a message to carry the flag (too
   // small for a message, or cancelled), oldest first; clears the list. The endpoint
@@ -153,6 +164,9 @@ class UnexpectedList {
   std::optional<uint64_t> MatchPosted(const PostedRecv& r);
   // As MatchPosted, without removing the message.
   std::optional<uint64_t> FindPosted(const PostedRecv& r) const;
+  // The oldest stored message `r` matches for which `accept(id)` holds.
+  std::optional<uint64_t> FindPosted(const PostedRecv& r,
+                                     const std::function<bool(uint64_t)>& accept) const;
 
   // Removes a stored message; no effect if `id` is not stored.
   void Remove(uint64_t id);
