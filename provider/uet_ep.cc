@@ -173,6 +173,10 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep, const PayloadChoice& payloa
     c.pds.max_half_open =
         static_cast<uint32_t>(std::clamp<int64_t>(p.max_half_open, 1, c.pds.max_pdcs));
   }
+  if (p.pdc_wait_queue > 0) {
+    c.pds.max_waiting_ops = static_cast<uint32_t>(std::min<int64_t>(p.pdc_wait_queue, UINT32_MAX));
+  }
+  c.pds.room_min_idle = std::chrono::microseconds(std::max<int64_t>(p.pdc_room_min_idle_us, 0));
   c.pid_on_fep = ep.local.pid_on_fep;
   c.resource_index = ep.local.start_resource_index;
   return c;
