@@ -25,10 +25,31 @@ Result<Ccc*> CccTable::Join(const FabricAddress& peer, PdcId member) {
     fresh->peer = peer;
     fresh->controller = std::move(controller);
     ccc = fresh.get();
+    by_id_.emplace(ccc->id, ccc);
     by_peer_.emplace(peer, std::move(fresh));
+    Reschedule(*ccc);
   }
   ccc->members.push_back(member);
   return ccc;
+}
+
+Ccc* CccTable::FindById(uint64_t id) {
+  auto it = by_id_.find(id);
+  return it == by_id_.end() ? nullptr : it->second;
+}
+
+void CccTable::Reschedule(Ccc& ccc) {
+  const TimePoint at = ccc.controller->NextDeadline();
+  if (at == ccc.timer_at) return;
+  if (ccc.timer_at != TimePoint::Max()) timers_.erase({ccc.timer_at, ccc.id});
+  if (at != TimePoint::Max()) timers_.emplace(at, ccc.id);
+  ccc.timer_at = at;
+}
+
+void CccTable::Due(TimePoint now, std::vector<uint64_t>& out) const {
+  for (auto it = timers_.begin(); it != timers_.end() && it->first <= now; ++it) {
+    out.push_back(it->second);
+  }
 }
 
 uint64_t CccTable::Leave(Ccc& ccc, PdcId member) {
@@ -51,6 +72,8 @@ uint64_t CccTable::Unpin(Ccc& ccc) {
 uint64_t CccTable::MaybeFree(Ccc& ccc) {
   if (!ccc.members.empty() || ccc.pins > 0) return 0;
   const uint64_t id = ccc.id;
+  if (ccc.timer_at != TimePoint::Max()) timers_.erase({ccc.timer_at, id});
+  by_id_.erase(id);
   by_peer_.erase(ccc.peer);  // destroys `ccc`
   return id;
 }

@@ -19,11 +19,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "pds/cc/controller.h"
 #include "uet/fabric_address.h"
+#include "uet/environment.h"
 #include "uet/result.h"
 #include "uet/types.h"
 
@@ -42,6 +45,8 @@ struct Ccc {
   size_t next = 0;
   // Holds that keep it alive with no member (a PDC being replaced by another).
   uint32_t pins = 0;
+  // The controller's deadline this CCC is filed under (CccTable's timer index).
+  TimePoint timer_at = TimePoint::Max();
 };
 
 class CccTable {
@@ -62,6 +67,19 @@ class CccTable {
   // Drops a pin; the CCC's id when that freed it, else 0.
   uint64_t Unpin(Ccc& ccc);
 
+  Ccc* FindById(uint64_t id);
+
+  // The timer index (spec-notes/pds.md "Timer index"): each CCC filed under
+  // its controller's NextDeadline, so finding the next deadline is O(1) and a
+  // timer pass touches only the due CCCs. Reschedule after anything that may
+  // move a controller's deadline (O(log n), nothing when it did not move).
+  void Reschedule(Ccc& ccc);
+  TimePoint NextDeadline() const {
+    return timers_.empty() ? TimePoint::Max() : timers_.begin()->first;
+  }
+  // The ids of the CCCs due at `now`, earliest first, appended to `out`.
+  void Due(TimePoint now, std::vector<uint64_t>& out) const;
+
   size_t size() const { return by_peer_.size(); }
   uint32_t max() const { return max_; }
   template <typename F>
@@ -80,6 +98,9 @@ class CccTable {
   std::shared_ptr<const cc::Factory> factory_;
   uint64_t next_id_ = 1;
   std::map<FabricAddress, std::unique_ptr<Ccc>> by_peer_;
+  std::unordered_map<uint64_t, Ccc*> by_id_;
+  // {deadline, id}: the id breaks ties in creation order (deterministic).
+  std::set<std::pair<TimePoint, uint64_t>> timers_;
 };
 
 }  // namespace uet::pds

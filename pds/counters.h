@@ -157,6 +157,13 @@ struct EngineCounters {
   uint64_t pdcs_closed = 0;   // closed cleanly
   uint64_t pdcs_failed = 0;   // closed in error (retries exhausted, fatal NACK, ...)
   uint64_t table_full = 0;    // a PDC was wanted and the table had no free entry
+  // No table wall (spec-notes/pds.md): Submits that waited for a PDC slot (or
+  // a CCC) instead of failing, Submits refused because the wait queue was
+  // full (max_waiting_ops), and idle PDCs closed (or, targets, asked to
+  // close) least recently used first to make room.
+  uint64_t pdc_waits = 0;
+  uint64_t pdc_wait_overflow = 0;
+  uint64_t room_closes = 0;
   // Congestion Control Contexts (pds/ccc_table.h): made, freed with their last
   // PDC, and wanted for a new PDC while the table was full (Submit refused, or
   // a SYN answered with UET_NO_CCC_AVAIL).
@@ -279,6 +286,9 @@ void EngineCounters::Visit(Self& s, F& fn) {
   fn(std::string_view("pdcs_closed"), s.pdcs_closed);
   fn(std::string_view("pdcs_failed"), s.pdcs_failed);
   fn(std::string_view("table_full"), s.table_full);
+  fn(std::string_view("pdc_waits"), s.pdc_waits);
+  fn(std::string_view("pdc_wait_overflow"), s.pdc_wait_overflow);
+  fn(std::string_view("room_closes"), s.room_closes);
   fn(std::string_view("cccs_opened"), s.cccs_opened);
   fn(std::string_view("cccs_freed"), s.cccs_freed);
   fn(std::string_view("ccc_table_full"), s.ccc_table_full);

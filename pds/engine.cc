@@ -116,6 +116,10 @@ Status EngineConfig::Validate() const {
   }
   if (stray_reply_burst < 1) return Error::Invalid(kContext, "stray_reply_burst", 0);
   if (max_half_open > max_pdcs) return Error::Invalid(kContext, "max_half_open", max_half_open);
+  if (room_min_idle.count() < 0) {
+    return Error::Invalid(kContext, "room_min_idle", static_cast<uint64_t>(-room_min_idle.count()));
+  }
+  if (max_waiting_ops < 1) return Error::Invalid(kContext, "max_waiting_ops", 0);
   if (unvalidated_send_factor < 1) return Error::Invalid(kContext, "unvalidated_send_factor", 0);
   if (max_gtd_responses < 1) return Error::Invalid(kContext, "max_gtd_responses", 0);
   if (entropy_count < 1 || entropy_count > EntropySelector::kMaxEvs) {
@@ -239,19 +243,22 @@ void Engine::ForgetInitiatorKey(const Pdc& pdc) {
   if (k != initiator_by_key_.end() && k->second == pdc.local) initiator_by_key_.erase(k);
 }
 
-Result<Pdc*> Engine::GetOrCreateInitiator(const SubmitRequest& request) {
+Result<Pdc*> Engine::GetOrCreateInitiator(const SubmitRequest& request, bool count_full) {
   const InitiatorKey key = MakeKey(request.mode, request.job, request.dst, request.tc);
   if (auto it = initiator_by_key_.find(key); it != initiator_by_key_.end()) {
     return LookupPdc(it->second.value());  // the key's PDC is always in pdcs_
   }
+  // Requests for this key wait already: later ones queue behind them.
+  if (waiting_by_key_.contains(key)) return nullptr;
+  // The CCC first: a full CCC table must not cost a half-open PDC its slot.
+  if (!cccs_.Available(request.dst)) {
+    if (count_full) ++counters_.ccc_table_full;
+    return nullptr;
+  }
   std::optional<PdcId> id = AllocatePdcId();
   if (!id) {
-    ++counters_.table_full;
-    return Error::Invalid(kContext, "pdc table full", pdc_count());
-  }
-  if (!cccs_.Available(request.dst)) {
-    ++counters_.ccc_table_full;
-    return Error::Invalid(kContext, "ccc table full", cccs_.size());
+    if (count_full) ++counters_.table_full;
+    return nullptr;
   }
   Psn start(random_.Next32());
   UET_ASSIGN_OR_RETURN(std::unique_ptr<SenderHalf> tx, MakeSender(request.mode, start));
@@ -265,15 +272,20 @@ Result<Pdc*> Engine::GetOrCreateInitiator(const SubmitRequest& request) {
   pdcs_.emplace(id->value(), std::move(pdc));
   initiator_by_key_.emplace(key, *id);
   ++counters_.pdcs_opened;
+  MarkDirty(*raw);
   return raw;
 }
 
 Pdc* Engine::LookupPdc(uint16_t local) const {
   Pdc*& cached = pdc_cache_[local & 0xff];
-  if (cached != nullptr && cached->local.value() == local) return cached;
-  auto it = pdcs_.find(local);
-  if (it == pdcs_.end()) return nullptr;
-  cached = it->second.get();
+  if (cached == nullptr || cached->local.value() != local) {
+    auto it = pdcs_.find(local);
+    if (it == pdcs_.end()) return nullptr;
+    cached = it->second.get();
+  }
+  // Whoever looks a PDC up may change its deadlines: file it again at the
+  // end of the entry point (Reschedule).
+  MarkDirty(*cached);
   return cached;
 }
 
@@ -316,6 +328,9 @@ void Engine::RemovePdc(PdcId local) {
   // Its sent packets' buffers are freed with it (SendRetained's contract).
   if (pdc->tx) sink_.ReleasingAll();
   ForgetHalfOpen(*pdc);
+  if (pdc->timer_at != TimePoint::Max()) pdc_timers_.erase({pdc->timer_at, local.value()});
+  if (pdc->lru_at) idle_lru_.erase({*pdc->lru_at, local.value()});
+  if (pdc->room_close) --room_closing_;
   if (pdc->is_initiator()) {
     ForgetInitiatorKey(*pdc);
   } else {
@@ -458,6 +473,7 @@ void Engine::OnPacket(TimePoint now, const FabricAddress& from, std::span<const 
       *parsed);
   if (validated) AfterValidation(now, *validated);
   PumpReleased(now);
+  Settle(now);
   FlushCompletions();
 }
 
@@ -466,16 +482,20 @@ void Engine::OnPacket(TimePoint now, const FabricAddress& from, std::span<const 
 void Engine::OnTimer(TimePoint now) {
   DepthGuard guard(depth_);
   now_ = now;
-  // Handlers may remove PDCs: walk a copy of the IDs (in storage kept
-  // between passes: no allocation per timer pass, issue 20).
+  Reschedule();
+  // Only the due PDCs (the timer index): handlers may remove PDCs, so walk
+  // their IDs (storage kept between passes: no allocation per pass, issue 20).
   std::vector<uint16_t> ids;
   ids.swap(timer_ids_);
   ids.clear();
-  for (const auto& [id, pdc] : pdcs_) ids.push_back(id);
+  for (auto it = pdc_timers_.begin(); it != pdc_timers_.end() && it->first <= now; ++it) {
+    ids.push_back(it->second);
+  }
+  timer_visits_ += ids.size();
   for (uint16_t id : ids) {
-    auto it = pdcs_.find(id);
-    if (it == pdcs_.end()) continue;
-    Pdc& pdc = *it->second;
+    Pdc* found = LookupPdc(id);  // marks it: filed again under its next deadline
+    if (found == nullptr) continue;
+    Pdc& pdc = *found;
     if (pdc.rx) {
       if (AckReason why = pdc.rx->ack.OnTimer(now); why != AckReason::kNone) {
         SendAck(now, pdc, pdc.rx->last_arrival, why, pdc.rx->last_arrival_ce);
@@ -487,34 +507,180 @@ void Engine::OnTimer(TimePoint now) {
     }
     PdcTimers(now, pdc);
   }
-  // The CCCs' controllers: one may open its window, so pump its PDCs after.
-  // Pumping sends only; it removes no PDC or CCC.
-  cccs_.ForEach([&](Ccc& ccc) {
-    if (ccc.controller->NextDeadline() > now) return;
-    ccc.controller->OnTimer(now);
-    PumpCcc(now, ccc);
-  });
   timer_ids_.swap(ids);
+  // The due CCCs' controllers: one may open its window, so pump its PDCs
+  // after. Pumping sends only; it removes no PDC or CCC.
+  ccc_due_.clear();
+  cccs_.Due(now, ccc_due_);
+  timer_visits_ += ccc_due_.size();
+  for (uint64_t id : ccc_due_) {
+    Ccc* ccc = cccs_.FindById(id);
+    if (ccc == nullptr) continue;
+    ccc->controller->OnTimer(now);
+    PumpCcc(now, *ccc);
+    cccs_.Reschedule(*ccc);
+  }
   RudiTimers(now);
   ReapPendingStarts(now);
   HalfOpenTimers(now);
-  PumpReleased(now);
+  Settle(now);
   FlushCompletions();
 }
 
 TimePoint Engine::NextDeadline() const {
-  TimePoint next = TimePoint::Max();
-  for (const auto& [id, pdc] : pdcs_) {
-    if (pdc->rx) next = std::min(next, pdc->rx->ack.NextDeadline());
-    if (pdc->tx) next = std::min(next, pdc->tx->rto_deadline);
-    next = std::min(next, PdcDeadline(*pdc));
-  }
-  cccs_.ForEach([&](const Ccc& ccc) { next = std::min(next, ccc.controller->NextDeadline()); });
+  // The indexes are a cache of the PDCs' and CCCs' own deadlines: bring them
+  // up to date first (nothing observable changes; the engine is never a
+  // const object, only seen through a const reference).
+  const_cast<Engine*>(this)->Reschedule();
+  timer_visits_ += 2;
+  TimePoint next = pdc_timers_.empty() ? TimePoint::Max() : pdc_timers_.begin()->first;
+  next = std::min(next, cccs_.NextDeadline());
   for (const auto& [id, r] : rudi_) next = std::min(next, r->deadline);
   for (const auto& [key, p] : pending_starts_) {
     next = std::min(next, p.minted_at + config_.new_pdc_time);
   }
+  next = std::min(next, RoomDeadline());
   return std::min(next, HalfOpenDeadline());
+}
+
+// ---- timer index and room ----
+
+void Engine::MarkDirty(Pdc& pdc) const {
+  if (pdc.timer_dirty) return;
+  pdc.timer_dirty = true;
+  dirty_.push_back(pdc.local.value());
+}
+
+TimePoint Engine::PdcTimerDeadline(const Pdc& pdc) const {
+  TimePoint next = PdcDeadline(pdc);
+  if (pdc.rx) next = std::min(next, pdc.rx->ack.NextDeadline());
+  if (pdc.tx) next = std::min(next, pdc.tx->rto_deadline);
+  return next;
+}
+
+void Engine::Reschedule() {
+  timer_visits_ += dirty_.size();
+  for (uint16_t id : dirty_) {
+    auto it = pdcs_.find(id);
+    if (it == pdcs_.end()) continue;  // removed since
+    Pdc& pdc = *it->second;
+    pdc.timer_dirty = false;
+    const TimePoint at = PdcTimerDeadline(pdc);
+    if (at != pdc.timer_at) {
+      if (pdc.timer_at != TimePoint::Max()) pdc_timers_.erase({pdc.timer_at, id});
+      if (at != TimePoint::Max()) pdc_timers_.emplace(at, id);
+      pdc.timer_at = at;
+    }
+    const bool idle = pdc.state == PdcState::kOpen && pdc.Idle();
+    if (pdc.room_close && !idle && pdc.state == PdcState::kOpen) {
+      // A target asked to close for room got work again (its initiator did
+      // not close): it no longer counts as on its way out.
+      pdc.room_close = false;
+      --room_closing_;
+    }
+    const std::optional<TimePoint> lru =
+        idle && !pdc.room_close ? std::optional<TimePoint>(pdc.last_activity) : std::nullopt;
+    if (lru != pdc.lru_at) {
+      if (pdc.lru_at) idle_lru_.erase({*pdc.lru_at, id});
+      if (lru) idle_lru_.emplace(*lru, id);
+      pdc.lru_at = lru;
+    }
+    if (pdc.ccc != nullptr) cccs_.Reschedule(*pdc.ccc);
+  }
+  dirty_.clear();
+}
+
+void Engine::Settle(TimePoint now) {
+  if (depth_ > 1) return;  // the outermost entry point settles
+  Reschedule();
+  if (!waiting_.empty()) AdmitWaiting();
+  if (!waiting_.empty() || room_wanted_) MakeRoom(now);
+  room_wanted_ = false;
+  if (defer_pumps_ == 0) PumpReleased(now);  // else ReleasePumps does
+  Reschedule();
+}
+
+Status Engine::Wait(const SubmitRequest& request, std::span<const std::byte> bytes,
+                    std::vector<std::byte>* owned) {
+  const InitiatorKey key = MakeKey(request.mode, request.job, request.dst, request.tc);
+  if (waiting_ops_ >= config_.max_waiting_ops) {
+    ++counters_.pdc_wait_overflow;
+    return Error::Invalid(kContext, "pdc wait queue full", waiting_ops_);
+  }
+  auto [k, fresh] = waiting_by_key_.try_emplace(key, next_waiting_);
+  WaitingPdc& w = waiting_[k->second];
+  if (fresh) {
+    ++next_waiting_;
+    w.key = request;
+    w.key.token = 0;
+  } else if (w.ops.size() >= config_.max_queued_per_pdc) {
+    return Error::Invalid(kContext, "queue full", w.ops.size());
+  }
+  w.ops.push_back(QueuedPacket{request.token, request.next_hdr, request.ack_request,
+                               Retain(bytes, owned)});
+  ++waiting_ops_;
+  ++counters_.pdc_waits;
+  return OkStatus();
+}
+
+void Engine::AdmitWaiting() {
+  // Oldest first: a later key does not overtake one that waits for a CCC.
+  while (!waiting_.empty()) {
+    auto it = waiting_.begin();
+    WaitingPdc& w = it->second;
+    const InitiatorKey key = MakeKey(w.key.mode, w.key.job, w.key.dst, w.key.tc);
+    waiting_by_key_.erase(key);  // else GetOrCreateInitiator sends it back here
+    Result<Pdc*> made = GetOrCreateInitiator(w.key, /*count_full=*/false);
+    if (made.ok() && *made == nullptr) {
+      waiting_by_key_.emplace(key, it->first);
+      return;  // no room yet
+    }
+    std::vector<QueuedPacket> ops = std::move(w.ops);
+    const FabricAddress dst = w.key.dst;
+    waiting_.erase(it);
+    waiting_ops_ -= ops.size();
+    if (!made.ok()) {  // the cc::Factory refused a controller
+      const Failure failure{dst, kNoPdc, FailureReason::kPeerNack, 0};
+      for (const QueuedPacket& q : ops) delivery_.OnSendFailed(q.token, failure);
+      continue;
+    }
+    Pdc& pdc = **made;
+    for (QueuedPacket& q : ops) pdc.tx->queue.push_back(std::move(q));
+    // As SubmitToPdc: inside a hold, the pump waits for its end.
+    if (released_.empty() || !(released_.back() == pdc.ccc->peer)) {
+      released_.push_back(pdc.ccc->peer);
+    }
+  }
+}
+
+void Engine::MakeRoom(TimePoint now) {
+  const size_t wanted = waiting_.size() + (room_wanted_ ? 1 : 0);
+  while (room_closing_ < wanted && !idle_lru_.empty()) {
+    const auto [since, id] = *idle_lru_.begin();
+    if (now < since + config_.room_min_idle) return;  // RoomDeadline
+    Pdc* pdc = LookupPdc(id);
+    idle_lru_.erase(idle_lru_.begin());
+    pdc->lru_at.reset();
+    pdc->room_close = true;
+    ++room_closing_;
+    ++counters_.room_closes;
+    if (pdc->is_initiator()) {
+      StartClose(now, *pdc);  // may remove it at once (never established)
+    } else {
+      // Only the initiator closes a PDC (§2.15): ask it. It closes if it
+      // is idle too; if it sends instead, Reschedule takes the mark back.
+      SendControl(now, *pdc, ControlType::kCloseReq, pdc->rx->window.cack(), 0);
+      pdc->close_requested_at = now;
+    }
+  }
+}
+
+TimePoint Engine::RoomDeadline() const {
+  if ((waiting_.empty() && !room_wanted_) || idle_lru_.empty() ||
+      room_closing_ >= waiting_.size() + (room_wanted_ ? 1 : 0)) {
+    return TimePoint::Max();
+  }
+  return idle_lru_.begin()->first + config_.room_min_idle;
 }
 
 PdcCounters Engine::TotalPdcCounters() const {

@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <tuple>
 #include <unordered_map>
@@ -47,6 +48,7 @@
 namespace uet::pds {
 
 class Pdc;
+struct QueuedPacket;
 struct SentPacket;
 class SenderHalf;
 class ReceiverHalf;
@@ -124,6 +126,9 @@ struct EngineConfig {
   // times what it received from it (QUIC's anti-amplification factor,
   // RFC 9000 section 8.1).
   static constexpr uint32_t kDefaultUnvalidatedSendFactor = 3;
+  // No table wall (spec-notes/pds.md "No table wall"): requests for new PDCs
+  // that wait for a slot, all PDCs together.
+  static constexpr uint32_t kDefaultMaxWaitingOps = 4096;
 
   // This FEP's own address (IP and the UDP port it receives on). The engine
   // keeps it for diagnostics only: it never checks a packet's destination.
@@ -133,9 +138,25 @@ struct EngineConfig {
   AckPolicyConfig ack;
   uint32_t max_pdcs = kDefaultMaxPdcs;  // initiator + target PDCs; 1 .. 65535
   // Congestion Control Contexts (pds/ccc_table.h), one per peer FEP with a
-  // PDC; 1 .. 65535. A new PDC that needs one when the table is full fails:
-  // Submit returns an error; a target answers NACK UET_NO_CCC_AVAIL (0x05).
+  // PDC; 1 .. 65535. A target whose table is full answers a SYN that needs a
+  // new one with NACK UET_NO_CCC_AVAIL (0x05); an initiator's new PDC waits
+  // for one as for a PDC slot (below).
   uint32_t max_cccs = kDefaultMaxCccs;
+  // No table wall (spec-notes/pds.md "No table wall"). A Submit that needs a
+  // new initiator PDC when the PDC table (or the CCC table) is full waits:
+  // its requests are kept, in order, until a slot frees, and the engine
+  // makes room by closing idle PDCs, least recently active first, with the
+  // graceful close of §2.15 (an initiator PDC: CLOSE; a target PDC:
+  // CLOSE_REQ, its initiator closes). Only a PDC that is Idle (nothing
+  // outstanding, queued, unacknowledged, stored or pinned, either way) is
+  // ever closed for room, and only once it has been idle room_min_idle.
+  // The wait is bounded: at most max_waiting_ops requests wait, all new PDCs
+  // together; one more is refused (Submit: "pdc wait queue full",
+  // counters().pdc_wait_overflow). A target that refuses a SYN for a full
+  // table (NACK UET_NO_PDC_AVAIL) makes room the same way, and an initiator
+  // whose SYN is refused so retries on its RTO.
+  Duration room_min_idle = Duration::zero();
+  uint32_t max_waiting_ops = kDefaultMaxWaitingOps;  // >= 1
   // Liveness (spec-notes/pds.md "Liveness"). peer_timeout > 0: a sender half
   // gives up on its peer (FailureReason::kPeerTimeout) once it has waited
   // peer_timeout without progress AND at least retry_limit retransmission
@@ -449,6 +470,11 @@ class Engine {
   uint64_t batch_end_acks() const { return batch_end_acks_; }
   void OnTimer(TimePoint now);
   TimePoint NextDeadline() const;
+  // Timer bookkeeping entries (PDCs, CCCs) the engine touched: looked at by
+  // OnTimer and NextDeadline, or filed again after a change. The per-pass
+  // and per-packet cost guard of issue 29 (tests/pds/engine_scale_test.cc):
+  // it must not grow with the number of open PDCs.
+  uint64_t timer_visits() const { return timer_visits_; }
 
   // Engine-wide counters (drops by reason, PDCs, RUDI, UUD).
   const EngineCounters& counters() const { return counters_; }
@@ -461,6 +487,10 @@ class Engine {
   const EngineConfig& config() const { return config_; }
   // Live PDCs (open, closing, or lingering after close), both roles.
   size_t pdc_count() const { return pdcs_.size(); }
+  // Requests waiting for a PDC slot (EngineConfig::max_waiting_ops), and
+  // the new PDCs (keys) they wait for.
+  size_t waiting_ops() const { return waiting_ops_; }
+  size_t waiting_pdcs() const { return waiting_.size(); }
   // Half-open target PDCs (peer not validated yet), at most HalfOpenBudget().
   size_t half_open_count() const { return half_open_.size(); }
   // Whether local PDC `local` is a half-open target PDC.
@@ -492,7 +522,36 @@ class Engine {
 
   // ---- PDC table (engine.cc) ----
   std::optional<PdcId> AllocatePdcId();
-  Result<Pdc*> GetOrCreateInitiator(const SubmitRequest& request);
+  // The open initiator PDC for the request's key, or a new one; nullptr (no
+  // error) when there is no room for a new one: the PDC table or the CCC
+  // table is full, or requests for the key already wait for room.
+  // `count_full`: count a full table in counters_ (not when a waiting PDC
+  // tries again).
+  Result<Pdc*> GetOrCreateInitiator(const SubmitRequest& request, bool count_full = true);
+
+  // ---- timer index and room (engine.cc; spec-notes/pds.md "Timer index",
+  // "No table wall") ----
+  // Every lookup marks the PDC: its deadlines or idleness may change.
+  void MarkDirty(Pdc& pdc) const;
+  // Files each PDC marked since the last call (and its CCC) again under its
+  // deadline, and in the idle LRU if it is open and idle: O(log n) each.
+  void Reschedule();
+  // When OnTimer must look at this PDC: ACK timer, RTO, PdcDeadline.
+  TimePoint PdcTimerDeadline(const Pdc& pdc) const;
+  // The end of the outermost entry point: indexes up to date, PDCs waiting
+  // for room admitted or room made for them.
+  void Settle(TimePoint now);
+  // `request` (whose key has no PDC) waits for room: `bytes` join the key's
+  // waiting requests. Error if max_waiting_ops are waiting.
+  Status Wait(const SubmitRequest& request, std::span<const std::byte> bytes,
+              std::vector<std::byte>* owned);
+  // Opens PDCs for waiting keys, oldest first, while there is room.
+  void AdmitWaiting();
+  // Closes (or asks to close) idle PDCs, least recently active first, until
+  // as many are on their way out as keys wait.
+  void MakeRoom(TimePoint now);
+  // When the oldest idle PDC may be closed for room (room_min_idle), if room is wanted.
+  TimePoint RoomDeadline() const;
   // `mode`: the PDC's; ROD senders get one EV (EvCountFor).
   Result<std::unique_ptr<SenderHalf>> MakeSender(PdsMode mode, Psn start_psn) const;
   Result<std::unique_ptr<ReceiverHalf>> MakeReceiver(Psn start_psn) const;
@@ -721,6 +780,28 @@ class Engine {
   size_t reorder_bytes_ = 0;
 
   std::map<uint16_t, std::unique_ptr<Pdc>> pdcs_;  // by local PDC ID
+  // The timer index: {deadline, PDC ID} of every PDC with a deadline, so
+  // NextDeadline is O(1) and OnTimer visits only the due PDCs. PDCs whose
+  // state may have changed (looked up since) wait in dirty_ for Reschedule.
+  std::set<std::pair<TimePoint, uint16_t>> pdc_timers_;
+  mutable std::vector<uint16_t> dirty_;
+  // Open, idle PDCs by {last_activity, ID}: the least recently used first.
+  std::set<std::pair<TimePoint, uint16_t>> idle_lru_;
+  // Requests waiting for room for their new initiator PDC, by arrival of the
+  // key's first; the same by key. waiting_ops_: requests in all of them.
+  struct WaitingPdc {
+    SubmitRequest key;  // dst, mode, job, tc
+    std::vector<QueuedPacket> ops;
+  };
+  std::map<uint64_t, WaitingPdc> waiting_;
+  std::map<InitiatorKey, uint64_t> waiting_by_key_;
+  uint64_t next_waiting_ = uint64_t{1} << 62;  // room below for Reestablish to go first
+  size_t waiting_ops_ = 0;
+  // PDCs closing (or asked to) for room and not gone yet (Pdc::room_close);
+  // a SYN refused for a full table since the last Settle.
+  uint32_t room_closing_ = 0;
+  bool room_wanted_ = false;
+  std::vector<uint64_t> ccc_due_;  // OnTimer's due CCCs, storage reused
   // In front of pdcs_ (FindPdc, FindPdcMutable: ~5 lookups per packet, each a
   // tree walk): the PDC last found under each value of the ID's low 8 bits.
   // RemovePdc clears its PDC's entry; a miss asks pdcs_ and refills.
@@ -773,6 +854,7 @@ class Engine {
   BufferPool tx_buffers_{EngineConfig::kDefaultMaxQueuedPerPdc};
   uint64_t tx_copy_bytes_ = 0;  // tx_copy_bytes()
   std::vector<uint16_t> timer_ids_;  // OnTimer's walk, storage reused
+  mutable uint64_t timer_visits_ = 0;
   int depth_ = 0;  // entry points on the stack: Submit flushes only at depth 0
   // Inside SES's request upcall: Submit queues and leaves the pump to
   // PumpReleased (the request's ACK goes first).

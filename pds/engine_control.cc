@@ -129,16 +129,15 @@ void Engine::SendCredit(TimePoint now, Pdc& pdc) {
 void Engine::ServeCreditRequests(TimePoint now) {
   while (std::optional<uint64_t> id = rx_cc_->NextCreditDue(now)) {
     Pdc* to = nullptr;
-    cccs_.ForEach([&](Ccc& ccc) {
-      if (ccc.id != *id || to != nullptr) return;
-      for (PdcId member : ccc.members) {
+    if (Ccc* ccc = cccs_.FindById(*id)) {  // O(1): no walk of the CCCs per credit
+      for (PdcId member : ccc->members) {
         Pdc* pdc = FindPdcMutable(member);
         if (pdc != nullptr && pdc->rx && (pdc->established || !pdc->is_initiator())) {
           to = pdc;
-          return;
+          break;
         }
       }
-    });
+    }
     if (to != nullptr) {
       SendCredit(now, *to);
     } else {

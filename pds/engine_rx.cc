@@ -83,6 +83,7 @@ Pdc* Engine::MatchRequest(TimePoint now, const FabricAddress& from, const RudRod
     }
     if (!cccs_.Available(from)) {
       ++counters_.ccc_table_full;
+      room_wanted_ = true;  // Settle closes an idle PDC ("No table wall")
       Drop(DropReason::kNoCccAvailable);
       SendNack(nullptr, from, NackCode::kNoCccAvail, req.psn, kNoPdc, req.spdcid);
       return nullptr;
@@ -91,6 +92,7 @@ Pdc* Engine::MatchRequest(TimePoint now, const FabricAddress& from, const RudRod
     std::optional<PdcId> id = AllocatePdcId();
     if (!id) {
       ++counters_.table_full;
+      room_wanted_ = true;  // Settle closes an idle PDC ("No table wall")
       Drop(DropReason::kNoPdcAvailable);
       SendNack(nullptr, from, NackCode::kNoPdcAvail, req.psn, kNoPdc, req.spdcid);
       return nullptr;
@@ -110,6 +112,7 @@ Pdc* Engine::MatchRequest(TimePoint now, const FabricAddress& from, const RudRod
     pdcs_.emplace(id->value(), std::move(pdc));
     target_by_peer_.emplace(key, *id);
     ++counters_.pdcs_opened;
+    MarkDirty(*raw);
     TrackHalfOpen(*raw);
     return raw;
   }
@@ -296,6 +299,7 @@ void Engine::EndReceiveBatch(TimePoint now) {
     ++batch_end_acks_;
   }
   batch_acks_.clear();
+  Settle(now);
 }
 
 void Engine::RecordArrival(Pdc& pdc, Psn psn, size_t payload_bytes, bool ecn_ce) {

@@ -84,13 +84,23 @@ Status Engine::SubmitBytes(TimePoint now, const SubmitRequest& request,
           }
         } else {
           UET_ASSIGN_OR_RETURN(pdc, GetOrCreateInitiator(request));
+          if (pdc == nullptr) {  // no room yet: wait for it (Settle makes some)
+            st = Wait(request, ses_header_and_payload, owned);
+            break;
+          }
         }
         st = SubmitToPdc(now, *pdc, request, ses_header_and_payload, owned);
         break;
       }
     }
   }
-  if (depth_ == 0) FlushCompletions();
+  if (depth_ == 0) {
+    {
+      DepthGuard guard(depth_);
+      Settle(now);
+    }
+    FlushCompletions();
+  }
   return st;
 }
 
@@ -123,6 +133,7 @@ void Engine::ReleasePumps(TimePoint now) {
   {
     DepthGuard guard(depth_);
     PumpReleased(now);
+    Settle(now);
   }
   FlushCompletions();
 }
@@ -534,10 +545,17 @@ void Engine::HandleNack(TimePoint now, const FabricAddress& from, const Nack& na
     case NackCode::kClosing:
       HandleClosingNack(now, from, pdc, nack);
       return;
-    // This PDC cannot make progress. UET_NO_CCC_AVAIL as UET_NO_PDC_AVAIL:
-    // the target opened nothing for it (spec-notes/cc.md "CCC table").
+    // The target's table is full (it opened nothing for this SYN) and it
+    // makes room by closing an idle PDC ("No table wall"): the RTO resends
+    // the SYN, within the Liveness budget. On an established PDC these
+    // codes make no sense and end it. UET_NO_CCC_AVAIL as UET_NO_PDC_AVAIL
+    // (spec-notes/cc.md "CCC table").
     case NackCode::kNoPdcAvail:
     case NackCode::kNoCccAvail:
+      if (!pdc.established) return;
+      Fail(pdc.local, FailureReason::kPeerNack);
+      return;
+    // This PDC cannot make progress.
     case NackCode::kInvalidSyn:
     case NackCode::kPdcModeMismatch:
     case NackCode::kPdcHdrMismatch:
@@ -721,6 +739,21 @@ void Engine::Reestablish(TimePoint now, Pdc& pdc) {
   ForgetCcc(cccs_.Unpin(ccc));
   if (!fresh.ok()) {
     for (const QueuedPacket& q : moved) delivery_.OnSendFailed(q.token, failure);
+    return;
+  }
+  if (*fresh == nullptr) {
+    // No room (the CCC table, or requests for the key wait already): they
+    // wait first in line, beyond max_waiting_ops (they were accepted).
+    const InitiatorKey k = MakeKey(key.mode, key.job, key.dst, key.tc);
+    auto [at, made] = waiting_by_key_.try_emplace(
+        k, waiting_.empty() ? next_waiting_++ : waiting_.begin()->first - 1);
+    WaitingPdc& w = waiting_[at->second];
+    if (made) w.key = key;
+    std::vector<QueuedPacket> ops;
+    for (QueuedPacket& q : moved) ops.push_back(std::move(q));
+    waiting_ops_ += ops.size();
+    for (QueuedPacket& q : w.ops) ops.push_back(std::move(q));
+    w.ops = std::move(ops);
     return;
   }
   for (QueuedPacket& q : moved) (*fresh)->tx->queue.push_back(std::move(q));

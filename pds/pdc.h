@@ -231,6 +231,15 @@ class Pdc {
   // it (Engine::PinPdc): packets SES still has for it that PDS cannot see.
   uint64_t serial = 0;
   uint32_t ses_pins = 0;
+  // The engine's indexes (engine.cc "Timer index and room"): the deadline
+  // this PDC is filed under in the timer index and whether its state may have
+  // changed since it was filed (every lookup marks it); the last_activity it
+  // is filed under in the idle LRU (while open and Idle); whether it was
+  // asked to close to make room for a PDC waiting for a slot.
+  TimePoint timer_at = TimePoint::Max();
+  bool timer_dirty = false;
+  std::optional<TimePoint> lru_at;
+  bool room_close = false;
 
   bool is_initiator() const { return role == PdcRole::kInitiator; }
   // A control packet on this PDC (SYN = 0: both IDs are known).

@@ -178,6 +178,11 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep, const PayloadChoice& payloa
     c.unexpected_peer_bytes = static_cast<size_t>(p.unexpected_peer_bytes);
   }
   if (p.recv_hold_us >= 0) c.recv_hold = std::chrono::microseconds(p.recv_hold_us);
+  if (p.pdc_wait_queue > 0) {
+    c.pds.max_waiting_ops =
+        static_cast<uint32_t>(std::min<int64_t>(p.pdc_wait_queue, UINT32_MAX));
+  }
+  c.pds.room_min_idle = std::chrono::microseconds(std::max<int64_t>(p.pdc_room_min_idle_us, 0));
   c.pid_on_fep = ep.local.pid_on_fep;
   c.resource_index = ep.local.start_resource_index;
   return c;

@@ -131,6 +131,10 @@ ProviderParams ReadParams() {
   if (fi_param_get_int(&g_provider, "max_cccs", &v) == FI_SUCCESS) p.max_cccs = v;
   if (fi_param_get_int(&g_provider, "max_pdcs", &v) == FI_SUCCESS) p.max_pdcs = v;
   if (fi_param_get_int(&g_provider, "max_half_open", &v) == FI_SUCCESS) p.max_half_open = v;
+  if (fi_param_get_int(&g_provider, "pdc_wait_queue", &v) == FI_SUCCESS) p.pdc_wait_queue = v;
+  if (fi_param_get_int(&g_provider, "pdc_room_min_idle_us", &v) == FI_SUCCESS) {
+    p.pdc_room_min_idle_us = v;
+  }
   if (fi_param_get_int(&g_provider, "close_linger_ms", &v) == FI_SUCCESS) p.close_linger_ms = v;
   if (fi_param_get_int(&g_provider, "spray_burst", &v) == FI_SUCCESS) p.spray_burst = v;
   if (fi_param_get_int(&g_provider, "cc_base_rtt_us", &v) == FI_SUCCESS && v > 0) {
@@ -445,11 +449,18 @@ constexpr ParamDef kParamDefs[] = {
      "leaves as one GSO send and arrives in order; runs take the EVs round-robin"},
     {"max_cccs", FI_PARAM_INT,
      "Congestion control contexts per endpoint, 1..65535 (default 1024): one per peer "
-     "FEP, shared by the PDCs to it. With the table full a send to a new peer fails "
-     "and a new peer's PDC is refused (NACK 0x05, no CCC available)"},
+     "FEP, shared by the PDCs to it. With the table full a send to a new peer waits "
+     "as for a PDC slot (FI_UET_PDC_WAIT_QUEUE)"},
     {"max_pdcs", FI_PARAM_INT,
      "Packet delivery contexts per endpoint (initiator and target), 1..65535 "
-     "(default 1024): one per peer and direction while traffic flows"},
+     "(default 1024): one per peer and direction while traffic flows. With the table "
+     "full, idle PDCs close least recently used first and sends to new peers wait"},
+    {"pdc_wait_queue", FI_PARAM_INT,
+     "Sends waiting for a PDC slot (table full), all new peers together, at most "
+     "(default 4096); one more completes with an error"},
+    {"pdc_room_min_idle_us", FI_PARAM_INT,
+     "A PDC is closed to make room for a waiting one only after it was idle this "
+     "many microseconds (default 0)"},
     {"max_half_open", FI_PARAM_INT,
      "Of those, target PDCs whose peer has not yet shown it receives what we send, "
      "1..FI_UET_MAX_PDCS (default: a quarter of FI_UET_MAX_PDCS). A SYN flood evicts "

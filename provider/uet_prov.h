@@ -132,6 +132,11 @@ struct ProviderParams {
   // quarter of max_pdcs); a SYN flood evicts only these (spec-notes/pds.md).
   int64_t max_pdcs = 0;
   int64_t max_half_open = 0;
+  // No table wall (spec-notes/pds.md): sends waiting for a PDC slot, at most
+  // (0: the engine's 4096); how long a PDC must have been idle before it is
+  // closed to make room, in microseconds.
+  int64_t pdc_wait_queue = 0;
+  int64_t pdc_room_min_idle_us = 0;
   // FI_UET_CLOSE_LINGER_MS: fi_close of an endpoint that received a packet
   // this recently keeps answering its peers until none came for this long
   // (at most 4x; 0: close at once). A peer whose last ACK was lost resends

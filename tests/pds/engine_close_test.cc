@@ -334,14 +334,17 @@ TEST_F(CloseTest, AClosingPdcStillCountsAgainstMaxPdcs) {
   A().OnTimer(now_);
   Sent close = TakeOneA();
   ASSERT_TRUE(close.IsControl(ControlType::kClose));
-  EXPECT_FALSE(Submit(A(), Req(2)).ok()) << "the closing PDC holds the only entry";
+  SubmitOk(A(), Req(2));  // waits: the closing PDC holds the only entry
   EXPECT_EQ(A().counters().table_full, 1u);
+  EXPECT_EQ(A().waiting_ops(), 1u);
+  EXPECT_TRUE(TakeA().empty());
   Deliver(close);
-  Deliver(TakeOneB());
-  EXPECT_EQ(A().pdc_count(), 0u);
+  Deliver(TakeOneB());  // the CLOSE's ACK: the PDC goes, the waiting one opens
+  EXPECT_EQ(A().pdc_count(), 1u);
+  EXPECT_EQ(A().waiting_ops(), 0u);
   SubmitOk(A(), Req(3));
   Settle(milliseconds(1));
-  EXPECT_EQ(del_a_.CompletedTokens(), (std::vector<uint64_t>{1, 3}));
+  EXPECT_EQ(del_a_.CompletedTokens(), (std::vector<uint64_t>{1, 2, 3}));
 }
 
 }  // namespace

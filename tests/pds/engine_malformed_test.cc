@@ -371,7 +371,12 @@ std::vector<Row> Rows() {
                      .From(kC)
                      .Nacked(NackCode::kNoPdcAvail)
                      .Dropped(DropReason::kNoPdcAvailable)
-                     .ConfigB([](EngineConfig& c) { c.max_pdcs = 1; })
+                     // Too soon to close the idle PDC for room (issue 29):
+                     // the refusal is all that happens.
+                     .ConfigB([](EngineConfig& c) {
+                       c.max_pdcs = 1;
+                       c.room_min_idle = std::chrono::seconds(10);
+                     })
                      .Check([](const Established&, const Sent& s) {
                        EXPECT_EQ(s.nack()->spdcid, kNoPdc);
                        EXPECT_EQ(s.nack()->dpdcid, PdcId(77));

@@ -201,7 +201,7 @@ INSTANTIATE_TEST_SUITE_P(Codes, FatalNackTest,
                                            NackCode::kExpNackFatal),
                          CodeName);
 
-TEST_F(EngineTest, TargetTableFullFailsOnlyTheNewPdc) {
+TEST_F(EngineTest, TargetTableFullRefusesTheSynAndMakesRoomThenTheRetryOpensIt) {
   EngineConfig cb = TestConfig();
   cb.max_pdcs = 1;
   Build(TestConfig(), cb);
@@ -210,19 +210,30 @@ TEST_F(EngineTest, TargetTableFullFailsOnlyTheNewPdc) {
   other.job = JobId(5);
   SubmitOk(A(), other);
   Deliver(TakeOneA());
-  Sent nack = TakeOneB();
+  std::vector<Sent> out = TakeB();
+  ASSERT_EQ(out.size(), 2u);
+  const Sent nack = out[0];
   ASSERT_NE(nack.nack(), nullptr);
   EXPECT_EQ(nack.nack()->nack_code, NackCode::kNoPdcAvail);
   EXPECT_EQ(B().counters().table_full, 1u);
   EXPECT_EQ(B().pdc_count(), 1u);
+  // No table wall (issue 29): B asks the initiator of its idle PDC to close
+  // it (CLOSE_REQ), and A's new PDC is not failed: its RTO resends the SYN.
+  const Sent close_req = out[1];
+  ASSERT_TRUE(close_req.IsControl(ControlType::kCloseReq));
+  EXPECT_EQ(B().counters().room_closes, 1u);
   Deliver(nack);
-  ASSERT_EQ(del_a_.FailedTokens(), std::vector<uint64_t>{2});
-  EXPECT_EQ(del_a_.failed[0].failure.reason, FailureReason::kPeerNack);
-  EXPECT_EQ(del_a_.failed[0].failure.last_nack_code, 0x04);
-  EXPECT_EQ(A().pdc_count(), 1u);
-  SubmitOk(A(), Req(3));  // the first PDC is unaffected
-  Exchange();
-  EXPECT_EQ(del_a_.CompletedTokens(), (std::vector<uint64_t>{1, 3}));
+  EXPECT_TRUE(del_a_.failed.empty());
+  EXPECT_EQ(A().pdc_count(), 2u);
+  Deliver(close_req);  // A's job-0 PDC is idle: A closes it
+  Settle();
+  EXPECT_TRUE(del_a_.failed.empty());
+  EXPECT_EQ(del_a_.CompletedTokens(), (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(B().pdc_count(), 1u);
+  SubmitOk(A(), Req(3));  // job 0 again: a new PDC, and room made for it
+  Settle();
+  EXPECT_EQ(del_a_.CompletedTokens(), (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_TRUE(del_a_.failed.empty());
 }
 
 // ---- INV_DPDCID ----

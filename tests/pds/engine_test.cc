@@ -543,16 +543,36 @@ TEST_F(EngineTest, SubmitFailsWhenTheQueueIsFull) {
   EXPECT_TRUE(del_a_.failed.empty());
 }
 
-TEST_F(EngineTest, SubmitFailsWhenThePdcTableIsFull) {
+TEST_F(EngineTest, SubmitWaitsWhenThePdcTableIsFullAndTheIdlePdcMakesRoom) {
+  // No table wall (issue 29): the request for C waits for a slot; once B's
+  // PDC is idle it is closed (CLOSE handshake) and C's PDC opens.
   EngineConfig c = TestConfig();
   c.max_pdcs = 1;
   Build(c);
   SubmitOk(A(), Req(1, kB));
-  EXPECT_FALSE(Submit(A(), Req(2, kC)).ok());
+  SubmitOk(A(), Req(2, kC));
   EXPECT_EQ(A().counters().table_full, 1u);
+  EXPECT_EQ(A().counters().pdc_waits, 1u);
+  EXPECT_EQ(A().waiting_ops(), 1u);
   EXPECT_EQ(A().pdc_count(), 1u);
   SubmitOk(A(), Req(3, kB));  // the open PDC still takes requests
-  EXPECT_EQ(TakeA().size(), 2u);
+  std::vector<Sent> sent = TakeA();
+  EXPECT_EQ(sent.size(), 2u) << "B's PDC is busy: nothing closed for room yet";
+  DeliverAll(sent);
+  DeliverAll(TakeB());  // the ACKs: B's PDC is idle now, and closed for room
+  Sent close = TakeOneA();
+  ASSERT_TRUE(close.IsControl(ControlType::kClose));
+  EXPECT_EQ(A().counters().room_closes, 1u);
+  Deliver(close);
+  DeliverAll(TakeB());  // its ACK: the slot is free, C's PDC opens
+  Sent to_c = TakeOneA();
+  EXPECT_EQ(to_c.to, kC);
+  ASSERT_NE(to_c.request(), nullptr);
+  EXPECT_TRUE(to_c.request()->syn);
+  EXPECT_EQ(A().pdc_count(), 1u);
+  EXPECT_EQ(A().waiting_ops(), 0u);
+  EXPECT_EQ(del_a_.CompletedTokens(), (std::vector<uint64_t>{1, 3}));
+  EXPECT_TRUE(del_a_.failed.empty());
 }
 
 // ---- config validation ----
