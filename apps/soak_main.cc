@@ -344,7 +344,7 @@ class Soak {
   std::map<Op*, std::unique_ptr<Op>> ops_;
   std::map<uint64_t, SeqSet> seen_;  // (src rank, inc, kind) -> sequence numbers
   Counters c_;
-  std::vector<OpRecord> errors_, slow_;
+  std::vector<OpRecord> errors_, slow_, rx_errors_;
   uint64_t errors_dropped_ = 0, slow_dropped_ = 0;
   std::vector<std::string> anomalies_;
   std::vector<std::array<int64_t, 4>> samples_;
@@ -646,9 +646,17 @@ void Soak::Progress() {
       err.err_data = buf;
       err.err_data_size = sizeof buf;
       if (fi_cq_readerr(rxcq_, &err, 0) == 1) {
+        // A receive fails when its sender gave up half way (a rendezvous whose
+        // source is gone): recorded with the peer its text names, which
+        // soak-check.py matches against the kills and silences of that peer.
         ++c_.rx_errors;
-        Anomaly(std::string("receive error: ") + fi_strerror(err.err) + " " +
-                (err.err_data_size > 0 ? static_cast<const char*>(err.err_data) : ""));
+        const std::string t = err.err_data_size > 0 ? static_cast<const char*>(err.err_data) : "";
+        int peer = -1;
+        for (const Peer& p : o_.peers)
+          if (t.find(p.name) != std::string::npos) peer = p.rank;
+        const int64_t now = NowMs();
+        if (rx_errors_.size() < kMaxRecords)
+          rx_errors_.push_back({kSend, peer, 0, now, now, err.err, t, peer >= 0});
         const int i = static_cast<int>(static_cast<fi_context2*>(err.op_context) - rctx_.data());
         if (i >= 0 && i < kRecvs && err.err != FI_ECANCELED) PostRecv(i);
       }
@@ -797,6 +805,7 @@ void Soak::Write(bool final) {
   kv("counters", cb);
   kv("errors", RecordsJson(errors_));
   kv("slow", RecordsJson(slow_));
+  kv("rx_errors", RecordsJson(rx_errors_));
   std::vector<OpRecord> pending;
   for (const auto& [raw, op] : ops_)
     pending.push_back({op->kind, o_.peers[op->peer].rank, op->seq, op->post_ms, -1, 0, "", false});
