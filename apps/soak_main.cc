@@ -2,7 +2,7 @@
 // spec-notes/provider.md "Chaos soak (issue 28)").
 //
 //   uet-soak --rank R --inc I --peers R0=IP:PORT,R1=IP:PORT,... --end-at MS
-//            --exit-at MS --out FILE [--rate OPS] [--seed N]
+//            --exit-at MS --out FILE [--rate OPS] [--large-pct P] [--seed N]
 //
 // An RDM endpoint of the uet provider (bound to this rank's IP and port, which
 // FI_UET_ADDR / FI_UET_PORT give) exchanges data-checked traffic with every
@@ -186,6 +186,7 @@ struct Options {
   int64_t end_at = 0, exit_at = 0;
   std::string out;
   double rate = 30;  // operations per second to each peer
+  int large_pct = 15;  // sends of 16 KiB .. 128 KiB (rendezvous above 64 KiB)
   uint64_t seed = 1;
 };
 
@@ -199,6 +200,7 @@ Options Parse(int argc, char** argv) {
     else if (a == "--exit-at") o.exit_at = std::atoll(v.c_str());
     else if (a == "--out") o.out = v;
     else if (a == "--rate") o.rate = std::atof(v.c_str());
+    else if (a == "--large-pct") o.large_pct = std::atoi(v.c_str());
     else if (a == "--seed") o.seed = std::strtoull(v.c_str(), nullptr, 0);
     else if (a == "--peers") {
       size_t at = 0;
@@ -224,7 +226,7 @@ Options Parse(int argc, char** argv) {
   }
   if (o.rank < 0 || o.peers.empty() || o.end_at == 0 || o.exit_at < o.end_at || o.out.empty())
     Die("usage: uet-soak --rank R --inc I --peers R=IP:PORT,... --end-at MS --exit-at MS "
-        "--out FILE [--rate OPS] [--seed N]");
+        "--out FILE [--rate OPS] [--large-pct P] [--seed N]");
   return o;
 }
 
@@ -439,8 +441,9 @@ bool Soak::PostOne(int pi) {
   switch (k) {
     case kSend: {
       const uint64_t sr = Rand() % 100;
-      const size_t len = sr < 60   ? RandIn(sizeof(Hdr), 1024)
-                         : sr < 85 ? RandIn(1025, 16384)
+      const uint64_t small = (100 - o_.large_pct) * 60 / 85;
+      const size_t len = sr < small                     ? RandIn(sizeof(Hdr), 1024)
+                         : sr < uint64_t(100 - o_.large_pct) ? RandIn(1025, 16384)
                                    : RandIn(16385, kMaxMsg);
       op->buf.resize(len);
       Fill(op->buf.data(), len, src, kSend, o_.inc, op->seq);

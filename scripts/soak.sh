@@ -34,9 +34,12 @@
 #   SOAK_RANKS       processes (default 9), SOAK_TSS_RANKS of them in the TSS
 #                    group (default 4; the rest, at least 2, in the clear one)
 #   SOAK_RATE        operations per second to each peer (default 20)
+#   SOAK_LARGE_PCT  percentage of sends of 16..128 KiB (default 15)
 #   SOAK_PEER_TIMEOUT_MS  FI_UET_PEER_TIMEOUT_MS of every rank (default 8000:
 #                    below the 15 s stops, so some stops outlast it)
 #   SOAK_SEED        seed of the chaos and impairments (default: random; printed)
+#   SOAK_EVENTS      a fixed schedule instead of the random chaos (; or ,), e.g.
+#                    "20 kill 3 1000; 21 stop 1 11000" (see the main loop)
 #   SOAK_DIR         keep records and logs there (default: a temporary
 #                    directory, removed unless the check fails)
 #
@@ -163,7 +166,7 @@ start_rank() {  # start_rank RANK: its next incarnation
   ip netns exec "$ns-r$r" env FI_PROVIDER_PATH="$prov_dir" FI_PROVIDER=uet FI_LOG_LEVEL=warn \
     FI_UET_ADDR="$(addr "$r")" FI_UET_PORT="$(port "$r")" FI_UET_PEER_TIMEOUT_MS="$peer_timeout" \
     "${env[@]}" "$soak_bin" --rank "$r" --inc "${inc[$r]}" --peers "$peers" \
-    --end-at "$end_at" --exit-at "$exit_at" --rate "$rate" --seed "$(rnd 1 1000000000)" \
+    --end-at "$end_at" --exit-at "$exit_at" --rate "$rate" --large-pct "${SOAK_LARGE_PCT:-15}" --seed "$(rnd 1 1000000000)" \
     --out "$dir/r$r.${inc[$r]}.json" >>"$dir/r$r.log" 2>&1 &
   pid[$r]=$!
   state[$r]=up
@@ -198,6 +201,7 @@ set_loss() {  # set_loss RANK PCT DIRECTION (0: off)
 
 crashes=0
 next_event=$chaos_from
+IFS=';,' read -r -a script_ev <<<"${SOAK_EVENTS:-}"
 while :; do
   now=$(ms)
   for ((i = 0; i < nranks; i++)); do
@@ -224,7 +228,28 @@ while :; do
   if [ -n "$flood_pid" ] && ! kill -0 "$flood_pid" 2>/dev/null; then
     wait "$flood_pid"; event flood_end "rc=$?"; flood_pid=
   fi
-  if [ "$now" -ge "$next_event" ] && [ "$now" -lt "$chaos_to" ]; then
+  # SOAK_EVENTS: a fixed schedule instead of the random one (to replay a
+  # failure): "SECONDS ACTION RANK [MS]; ..." with ACTION stop, kill (MS:
+  # until the restart), link, loss (MS; 10 % both ways) or flood, SECONDS from
+  # the start.
+  if [ -n "${SOAK_EVENTS:-}" ]; then
+    while [ ${#script_ev[@]} -gt 0 ]; do
+      read -r at act r d <<<"${script_ev[0]}"
+      [ "$now" -ge $((t0 + $(awk -v s="$at" 'BEGIN { printf "%d", s * 1000 }'))) ] || break
+      script_ev=("${script_ev[@]:1}")
+      d=${d:-5000}
+      case $act in
+        stop) kill -STOP "${pid[$r]}"; state[$r]=stopped; until[$r]=$((now + d)); event stop "$r" "${inc[$r]}" "$d" ;;
+        kill) kill -KILL "${pid[$r]}"; wait "${pid[$r]}" 2>/dev/null
+              state[$r]=dead; until[$r]=$((now + d)); event kill "$r" "${inc[$r]}" "$d" ;;
+        link) ip -n "$ns-r$r" link set eth0 down; state[$r]=linkdown; until[$r]=$((now + d)); event linkdown "$r" "$d" ;;
+        loss) set_loss "$r" 10 both; lossy[$r]=1; loss_until[$r]=$((now + d)); event loss "$r" 10 both "$d" ;;
+        flood) ip netns exec "$atk" "$inject_bin" --flood 50000 "$(addr "$r")" "$(port "$r")" \
+                 --from 10.77.0.250 --sources 64 --job 0 --rate 10000 >>"$dir/flood.log" 2>&1 &
+               flood_pid=$!; event flood "$r" "pps=10000 s=5 job=0" ;;
+      esac
+    done
+  elif [ "$now" -ge "$next_event" ] && [ "$now" -lt "$chaos_to" ]; then
     next_event=$((now + $(rnd 1500 5000)))
     kind=$(( RANDOM % 100 ))
     r=$(pick_up_rank)
