@@ -188,7 +188,8 @@ def main():
     for (r, i), rec in recs.items():
         for e in rec.get("rx_errors", []):
             nrx += 1
-            j = justified(e["peer"], r, e["done_ms"] - tp - SLACK_MS, e["done_ms"]) if e["peer"] >= 0 else None
+            # The sender (its kills) is the "peer" of justified().
+            j = justified(r, e["peer"], e["done_ms"] - tp - SLACK_MS, e["done_ms"]) if e["peer"] >= 0 else None
             if j:
                 why[j] += 1
             else:
