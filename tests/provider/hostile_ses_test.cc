@@ -4,7 +4,7 @@
 // 4096-byte messages, data checked, as `fi_pingpong -e rdm -c -S 4096` does,
 // while a forger thread sends, from each side's IP towards the other's port
 // (a raw socket writes the UDP header: the source IP is the real peer's, the
-// source port one of 16), 2,000 packets/s each way: valid PDS RUD/ROD SYN
+// source port one of 16, one of them the peer's own), 2,000 packets/s each way: valid PDS RUD/ROD SYN
 // requests with abusive SES requests (SOM without EOM claiming up to 4 GiB,
 // huge message offsets, WRITEs with bad keys and huge offsets).
 //
@@ -127,12 +127,12 @@ std::vector<std::byte> Forged(const EndpointAddress& to, uint16_t src_port, uint
   std::vector<std::byte> out(sizeof(udphdr) + pds::RudRodRequest::kSize +
                              ses::StandardRequest::kSize + kPayload);
   // The UDP header, field by field in network order (no struct over the bytes).
-  ByteWriter u(std::span(out).first(sizeof(udphdr)));
+  ByteWriter u(std::span<std::byte>(out).first(sizeof(udphdr)));
   u.U16(src_port);
   u.U16(to.udp_port);
   u.U16(static_cast<uint16_t>(out.size()));
   u.U16(0);  // no checksum (IPv4)
-  ByteWriter w(std::span(out).subspan(sizeof(udphdr)));
+  ByteWriter w(std::span<std::byte>(out).subspan(sizeof(udphdr)));
   EXPECT_TRUE(p.Serialize(w).ok());
   EXPECT_TRUE(s.Serialize(w).ok());
   std::vector<std::byte> junk(kPayload, std::byte{0xA5});
@@ -153,6 +153,8 @@ class HostileSes : public RdmApi {
           << strerror(errno);
     }
     setenv("FI_LOG_LEVEL", "info", 1);
+    // UET_TEST_PROVIDER_DIR: another libuet-fi.so (the numbers before a fix).
+    if (const char* dir = std::getenv("UET_TEST_PROVIDER_DIR")) setenv("FI_PROVIDER_PATH", dir, 1);
     // Read by the provider at its first fi_getinfo (RdmApi::SetUp).
     const std::string name = testing::UnitTest::GetInstance()->current_test_info()->name();
     if (name.ends_with("SmallBudget")) {
@@ -190,7 +192,13 @@ class HostileSes : public RdmApi {
       while (!stop_ && std::chrono::steady_clock::now() - start < kForgeFor) {
         for (int b = 0; b < 10; ++b, ++n) {
           for (int i = 0; i < 2; ++i) {
-            const uint16_t port = static_cast<uint16_t>(kFirstSourcePort + n % kSourcePorts);
+            // One of the 16 is the real peer's own port: the victim's answers
+            // to those (ACKs, NACKs, CLEAR_REQs of PDCs the peer never opened)
+            // reach the real peer, which must drop them (item 4).
+            const uint16_t real = to_[1 - i].udp_port;
+            const uint16_t port = n % kSourcePorts == 0
+                                      ? real
+                                      : static_cast<uint16_t>(kFirstSourcePort + n % kSourcePorts);
             const std::vector<std::byte> pkt = Forged(to_[i], port, n, rng);
             const sockaddr_in dst = Ipv4Address(i == 0 ? 0x7f000002 : 0x7f000001);
             if (sendto(raw_[i], pkt.data(), pkt.size(), 0,
