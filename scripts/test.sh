@@ -7,12 +7,12 @@
 #      slower than release; line tables only, which is what ASan's reports
 #      need), every unit test again, plus each libFuzzer target for a bounded,
 #      seeded run (UET_FUZZ_SECONDS, default 10 s each);
-#   3. clang with ThreadSanitizer (same flags): the provider, SES and PDS suites
-#      (tests/CMakeLists.txt says why only those), with threads_test's
-#      multi-threaded cases; a data race fails the test that met it
+#   3. clang with ThreadSanitizer (same flags): the provider's libfabric-API
+#      cases where threads meet (tests/CMakeLists.txt says why only those),
+#      threads_test's among them; a data race fails the test that met it
 #      (suppressions, each with its reason: tests/tsan.supp).
-# Both with warnings as errors (UET_WERROR=ON; a plain cmake build leaves it off).
-# Test files compile as unity builds at -O0 in both (tests/CMakeLists.txt), which
+# All with warnings as errors (UET_WERROR=ON; a plain cmake build leaves it off).
+# Test files compile as unity builds at -O0 in all (tests/CMakeLists.txt), which
 # keeps the whole run near 15 minutes on 2 cores.
 #
 #   scripts/test.sh            the README's test command (CI runs it)
@@ -64,7 +64,7 @@ cmake --build build/asan -j "$jobs"
 run_ctest build/asan
 
 echo "== clang ASan+UBSan done at ${SECONDS} s"
-echo "== build 3/3: clang ThreadSanitizer (provider, SES, PDS)"
+echo "== build 3/3: clang ThreadSanitizer (the provider's threaded API cases)"
 cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_C_FLAGS_DEBUG="-gline-tables-only -O1" \
   -DCMAKE_CXX_FLAGS_DEBUG="-gline-tables-only -O1" \
