@@ -7,10 +7,6 @@
 namespace uet::prov {
 namespace {
 
-// Header versions that added the fields read or written below (fabric(7) "ABI CHANGES").
-#define UET_LF_HEADERS_AT_LEAST(major, minor) \
-  (FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION) >= FI_VERSION(major, minor))
-
 constexpr bool AtLeast(uint32_t v, uint32_t major, uint32_t minor) {
   return FI_VERSION_GE(v, FI_VERSION(major, minor));
 }

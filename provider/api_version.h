@@ -20,6 +20,12 @@
 
 namespace uet::prov {
 
+// For the preprocessor, where a struct member exists only in newer headers
+// (fabric(7) "ABI CHANGES"): keep such #ifs to this file, api_version.cc and
+// the ops tables.
+#define UET_LF_HEADERS_AT_LEAST(major, minor) \
+  (FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION) >= FI_VERSION(major, minor))
+
 // The version of the headers this file is compiled against.
 inline constexpr uint32_t kHeaderApiVersion = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
 // The newest API version this provider was built and run against (fabtests,
