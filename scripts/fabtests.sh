@@ -162,6 +162,17 @@ tests=(
   "fi_rdm_tagged_bw -I 5 -v"
   "fi_dgram_pingpong -I 5"
   "fi_rdm_pingpong -k -v"
+  # fabtests 2.x (issue 27): fi_msg_inject became fi_inject_test, fi_bw fi_flood; and a few
+  # 2.x functional-set variants. Absent from 1.17's fabtests where the program is.
+  "fi_inject_test -A inject -v"
+  "fi_inject_test -A inj_complete -v"
+  "fi_flood -e rdm -v -T 1"
+  "fi_flood -e msg -v -T 1"
+  "fi_cq_data -e rdm -o writedata"
+  "fi_unexpected_msg -e msg -I 10 -v"
+  "fi_multi_ep -e msg -v"
+  "fi_rdm_bw -I 5 -v"
+  "fi_rma_pingpong -e rdm -o write -I 5"
 )
 
 addr=127.0.0.1

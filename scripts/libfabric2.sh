@@ -109,8 +109,9 @@ so=$build/provider/libuet-fi.so
 [ -f "$so" ] || { log "no $so: run step uet"; exit 1; }
 prov_path=$(dirname "$so")
 # The provider must have been linked against this libfabric, not the system one.
-if ! ldd "$so" | grep -q "libfabric.so.1 => $prefix/lib/"; then
-  log "warning: $so does not resolve libfabric from $prefix:"; ldd "$so" | grep libfabric >&2
+deps=$(ldd "$so")  # not piped into grep -q: pipefail would see ldd's SIGPIPE
+if [[ "$deps" != *"libfabric.so.1 => $prefix/lib/"* ]]; then
+  log "warning: $so does not resolve libfabric from $prefix:"; grep libfabric <<< "$deps" >&2
 fi
 
 # ---- 3. fi_info and fi_pingpong ---------------------------------------------------------
