@@ -161,8 +161,11 @@ inline constexpr uint64_t kMsgOrder = kOrderStrict | FI_ORDER_RMA_RAR | FI_ORDER
                                       FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW |
                                       FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
 inline constexpr uint64_t kCompOrder = kOrderNone;
-inline constexpr uint64_t kTxOpFlags =
-    FI_COMPLETION | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE;
+// FI_INJECT as a default flag: every send/write/atomic copies its source and
+// is held to inject_size (-FI_EMSGSIZE above it, fi_msg(3)), as an explicit
+// FI_INJECT already is (fabtests' fi_inject_test / fi_msg_inject -A inject).
+inline constexpr uint64_t kTxOpFlags = FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE |
+                                       FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE;
 inline constexpr uint64_t kRxOpFlags = FI_COMPLETION | FI_MULTI_RECV;
 inline constexpr size_t kTxSize = 1024;
 inline constexpr size_t kRxSize = 1024;

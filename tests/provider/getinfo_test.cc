@@ -1124,6 +1124,10 @@ TEST_F(GetInfo, OpFlags) {
   EXPECT_EQ(out->rx_attr->op_flags, FI_MULTI_RECV);
   h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
   EXPECT_NE(Accept(h.get()), nullptr);
+  h->tx_attr->op_flags = FI_INJECT;  // fabtests fi_inject_test -A inject
+  out = Accept(h.get());
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->tx_attr->op_flags, FI_INJECT);
   h->tx_attr->op_flags = FI_COMMIT_COMPLETE;
   ExpectRejected(h.get(), "tx_attr->op_flags");
   h->tx_attr->op_flags = 0;
