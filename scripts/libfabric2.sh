@@ -116,10 +116,11 @@ fi
 
 # ---- 3. fi_info and fi_pingpong ---------------------------------------------------------
 IFS=, read -r -a provs <<< "$providers"
-summary=$dir/summary.tsv; : > "$summary"
+summary=$dir/summary.tsv  # the fi_info/fi_pingpong rows of the last pingpong step
 record() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$summary"; log "$1 $2: $3"; }
 
 if want pingpong; then
+  : > "$summary"
   logs=$dir/logs; mkdir -p "$logs"
   if FI_PROVIDER_PATH=$prov_path timeout 30 "$prefix/bin/fi_info" -p uet \
        > "$logs/fi_info-uet.log" 2>&1; then
