@@ -70,7 +70,7 @@ cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG="-gline-tables-only -O1" \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DUET_TSAN=ON -DUET_BUILD_TESTS=ON -DUET_WERROR=ON >/dev/null
-cmake --build build/tsan -j "$jobs"
+cmake --build build/tsan -j "$jobs" --target uet_prov_tsan_test
 TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
   run_ctest build/tsan
 echo "== all passed in ${SECONDS} s"
