@@ -109,8 +109,9 @@ class TwoPdcRdm : public SmallTableRdm {
   }
 };
 
-// b's two PDCs (target for a, initiator to a) fill its table; c's SYN is
-// refused, b closes its idle PDC to a, c's retry gets in; a and b go on.
+// b's two PDCs (target for a, initiator to a) fill its table; c's SYN finds
+// room (an idle PDC closed for it, or a half-open one evicted) and gets in;
+// a and b go on.
 TEST_F(TwoPdcRdm, AThirdPeerGetsInWhenAnIdlePdcClosesAndTheFirstKeepsWorking) {
   ASSERT_NO_FATAL_FAILURE(BothWays());
   Node& c = NewNode();
@@ -120,7 +121,9 @@ TEST_F(TwoPdcRdm, AThirdPeerGetsInWhenAnIdlePdcClosesAndTheFirstKeepsWorking) {
   ASSERT_NO_FATAL_FAILURE(SendRecv(100, false));
   ASSERT_NO_FATAL_FAILURE(SendRecv(kPayload * 3, true));
   const std::string log = CloseAll(c);
-  EXPECT_GE(SumCounter(log, "room_closes"), 1u) << log;
+  // Room came from an idle PDC closed for it, or from b's target PDC for a
+  // while it was still half-open (a's later packets had not named it yet).
+  EXPECT_GE(SumCounter(log, "room_closes") + SumCounter(log, "half_open_evicted"), 1u) << log;
   EXPECT_EQ(SumCounter(log, "pdc_wait_overflow"), 0u) << log;
   EXPECT_EQ(SumCounter(log, "pdcs_failed"), 0u) << log;
 }
