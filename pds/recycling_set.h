@@ -4,7 +4,7 @@
 // files every multi-packet message that holds a receive, and std::set
 // allocates a node per insert. Steady traffic then allocates
 // nothing (tests/provider/alloc_steady_test.cc); the spare nodes are bounded
-// by the set's largest size.
+// by the set's largest size plus 64.
 #pragma once
 
 #include <set>
@@ -18,6 +18,8 @@ class RecyclingSet {
  public:
   using Set = std::set<Key>;
   using const_iterator = typename Set::const_iterator;
+
+  RecyclingSet() { spares_.reserve(kSpares); }
 
   void Insert(const Key& k) {
     if (spares_.empty()) {
@@ -41,10 +43,15 @@ class RecyclingSet {
   size_t size() const { return set_.size(); }
 
  private:
+  // Spare nodes beyond the reserved kSpares grow the list only while the set
+  // is that large (a peak a loaded machine may reach after the warm-up).
   void Keep(typename Set::node_type node) {
-    if (spares_.size() == spares_.capacity() && spares_.capacity() >= set_.size() + 64) return;
+    if (spares_.size() == spares_.capacity() && spares_.capacity() >= set_.size() + kSpares) {
+      return;
+    }
     spares_.push_back(std::move(node));
   }
+  static constexpr size_t kSpares = 64;
   Set set_;
   std::vector<typename Set::node_type> spares_;
 };
