@@ -128,12 +128,14 @@ ssize_t CqSreadFrom(struct fid_cq* fid, void* buf, size_t count, fi_addr_t* src,
   (void)cond;
   Cq& cq = *Owner<Cq>(fid);
   const auto start = std::chrono::steady_clock::now();
+  bool slept = false;  // the last pass ended in poll(): counted under the next pass's lock
   for (;;) {
     std::vector<struct pollfd> fds;
     bool device_work = false;
     {
       std::lock_guard lock(cq.domain->mu);
       ++cq.sread_passes;
+      if (slept) ++cq.sread_sleeps;
       const ssize_t r = ReadLocked(cq, buf, count, src);
       if (r != -FI_EAGAIN) return r;
       if (cq.signaled) {  // fi_cq_signal: return now, with nothing
@@ -157,12 +159,8 @@ ssize_t CqSreadFrom(struct fid_cq* fid, void* buf, size_t count, fi_addr_t* src,
       if (waited.count() >= timeout) return -FI_EAGAIN;
       wait_ms = std::min<int>(wait_ms, timeout - static_cast<int>(waited.count()));
     }
-    if (BusyPolling(start)) continue;
-    {
-      std::lock_guard lock(cq.domain->mu);
-      ++cq.sread_sleeps;
-    }
-    poll(fds.data(), fds.size(), wait_ms);
+    slept = !BusyPolling(start);
+    if (slept) poll(fds.data(), fds.size(), wait_ms);
   }
 }
 

@@ -39,6 +39,16 @@ scripts/install-deps.sh
 # shellcheck source=busy-loops.sh
 source scripts/busy-loops.sh
 trap stop_busy EXIT
+# The sanitizer builds: clang, Debug at -O1 with line tables, tests, -Werror.
+configure_clang() {  # build dir, then its sanitizer options
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+    -DCMAKE_C_FLAGS_DEBUG="-gline-tables-only -O1" \
+    -DCMAKE_CXX_FLAGS_DEBUG="-gline-tables-only -O1" \
+    -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DUET_BUILD_TESTS=ON -DUET_WERROR=ON "$@" >/dev/null
+}
 run_ctest() {  # build dir
   if [[ "$stress" == 1 ]]; then
     start_busy 1
@@ -63,22 +73,13 @@ run_ctest build/release
 
 echo "== gcc release done at ${SECONDS} s"
 echo "== build 2/3: clang ASan+UBSan, with fuzzers (${fuzz_seconds} s each)"
-cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_C_FLAGS_DEBUG="-gline-tables-only -O1" \
-  -DCMAKE_CXX_FLAGS_DEBUG="-gline-tables-only -O1" \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DUET_SANITIZE=ON -DUET_FUZZ=ON -DUET_BUILD_TESTS=ON -DUET_FUZZ_SECONDS="$fuzz_seconds" \
-  -DUET_WERROR=ON >/dev/null
+configure_clang build/asan -DUET_SANITIZE=ON -DUET_FUZZ=ON -DUET_FUZZ_SECONDS="$fuzz_seconds"
 cmake --build build/asan -j "$jobs"
 run_ctest build/asan
 
 echo "== clang ASan+UBSan done at ${SECONDS} s"
 echo "== build 3/3: clang ThreadSanitizer (the provider's threaded API cases)"
-cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  -DCMAKE_C_FLAGS_DEBUG="-gline-tables-only -O1" \
-  -DCMAKE_CXX_FLAGS_DEBUG="-gline-tables-only -O1" \
-  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DUET_TSAN=ON -DUET_BUILD_TESTS=ON -DUET_WERROR=ON >/dev/null
+configure_clang build/tsan -DUET_TSAN=ON
 cmake --build build/tsan -j "$jobs" --target uet_prov_tsan_test
 TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
   run_ctest build/tsan
