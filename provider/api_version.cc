@@ -1,6 +1,10 @@
 #include "provider/api_version.h"
 
+#include <rdma/fi_domain.h>
+
 #include <cinttypes>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
@@ -42,6 +46,7 @@ ApiBehaviour BehaviourFor(uint32_t requested) {
   b.v2_caps = AtLeast(requested, 2, 0);
   b.group_id = AtLeast(requested, 2, 0);
   b.cntr_value_limits = AtLeast(requested, 2, 5);
+  b.mr_dmabuf = AtLeast(requested, 1, 20);
   return b;
 }
 
@@ -171,6 +176,43 @@ void CopyCqErrEntry(uint32_t requested, const fi_cq_err_entry& e, fi_cq_err_entr
 #if UET_LF_HEADERS_AT_LEAST(1, 20)
   if (BehaviourFor(requested).cq_err_src_addr) out->src_addr = FI_ADDR_NOTAVAIL;
 #endif
+}
+
+#if UET_LF_HEADERS_AT_LEAST(1, 20)
+static_assert(kMrDmabuf == FI_MR_DMABUF);
+static_assert(sizeof(MrDmabuf) == sizeof(fi_mr_dmabuf) &&
+              offsetof(MrDmabuf, fd) == offsetof(fi_mr_dmabuf, fd) &&
+              offsetof(MrDmabuf, offset) == offsetof(fi_mr_dmabuf, offset) &&
+              offsetof(MrDmabuf, len) == offsetof(fi_mr_dmabuf, len) &&
+              offsetof(MrDmabuf, base_addr) == offsetof(fi_mr_dmabuf, base_addr));
+#endif
+
+DmabufRange DmabufAsIovec(uint32_t requested, bool hmem_domain, const MrDmabuf* region,
+                          size_t count) {
+  if (!BehaviourFor(requested).mr_dmabuf) {
+    return {.err = -FI_EBADFLAGS,
+            .why = "FI_MR_DMABUF needs API 1.20 or later (the fabric was opened for an older one)"};
+  }
+  const auto refuse = [](const char* why) { return DmabufRange{.err = -FI_EINVAL, .why = why}; };
+  if (!hmem_domain) return refuse("FI_MR_DMABUF on a domain opened without FI_HMEM");
+  if (region == nullptr || count != 1) {
+    return refuse("FI_MR_DMABUF needs exactly one struct fi_mr_dmabuf (iov_count 1)");
+  }
+  if (region->fd < 0) return refuse("FI_MR_DMABUF with a negative fd");
+  if (region->base_addr == nullptr) {
+    return refuse("FI_MR_DMABUF without base_addr (uet does not import a dma-buf fd; it needs "
+                  "the buffer's address in this process)");
+  }
+  if (region->len == 0) return refuse("FI_MR_DMABUF with len 0");
+  const auto base = reinterpret_cast<uintptr_t>(region->base_addr);
+  if (region->offset > UINTPTR_MAX - base ||
+      region->len - 1 > UINTPTR_MAX - base - region->offset) {
+    return refuse("FI_MR_DMABUF base_addr + offset + len is past the address space");
+  }
+  DmabufRange r{.ok = true};
+  r.iov.iov_base = reinterpret_cast<void*>(base + region->offset);
+  r.iov.iov_len = region->len;
+  return r;
 }
 
 }  // namespace uet::prov

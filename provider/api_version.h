@@ -13,6 +13,7 @@
 
 #include <rdma/fabric.h>
 #include <rdma/fi_eq.h>
+#include <sys/uio.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -55,6 +56,18 @@ inline constexpr int kProgressControlUnified = 3;  // FI_PROGRESS_CONTROL_UNIFIE
 inline constexpr uint64_t kTaggedDirectedRecv = 1ULL << 45;
 inline constexpr uint64_t kTaggedMultiRecv = 1ULL << 46;
 inline constexpr uint64_t kExactDirectedRecv = 1ULL << 48;
+// fi_mr_regattr's FI_MR_DMABUF flag (1.20) and its region, `struct
+// fi_mr_dmabuf`, which 1.20 put in a union with fi_mr_attr::mr_iov: with
+// older headers the flag and the struct have no names, but a 1.20+ runtime
+// hands them to us all the same (static_asserts in api_version.cc where the
+// headers have them).
+inline constexpr uint64_t kMrDmabuf = 1ULL << 40;
+struct MrDmabuf {
+  int fd;
+  uint64_t offset;
+  size_t len;
+  void* base_addr;
+};
 
 // What a requested API version asks of the provider.
 struct ApiBehaviour {
@@ -68,6 +81,7 @@ struct ApiBehaviour {
   bool v2_caps = false;             // >= 2.0: FI_TAGGED_DIRECTED_RECV, FI_EXACT_DIRECTED_RECV
   bool group_id = false;            // >= 2.0: domain_attr->max_group_id
   bool cntr_value_limits = false;   // >= 2.5: domain_attr->max_cntr_value, max_err_cntr_value
+  bool mr_dmabuf = false;           // >= 1.20: fi_mr_regattr takes FI_MR_DMABUF
 };
 ApiBehaviour BehaviourFor(uint32_t requested);
 
@@ -128,6 +142,23 @@ std::string CheckNewDomainLimits(uint32_t requested, const fi_domain_attr& hint,
 // has: up to src_addr before 1.20 (or with headers that lack it), the whole
 // struct from 1.20. fi_cq_readerr must write no more.
 size_t CqErrEntryBytes(uint32_t requested);
+
+// FI_MR_DMABUF (fi_mr(3), 1.20): the bytes a dma-buf registration names.
+// uet reaches registered memory with the CPU or the CUDA driver and never
+// imports the fd, so it registers [base_addr + offset, + len), as libfabric's
+// ofi_mr_get_iov_from_dmabuf does for providers without dma-buf import. On
+// success `iov` is that range, else `why` says what was refused: API below
+// 1.20, a domain without FI_HMEM (fi_mr(3): the flag is only for FI_HMEM
+// domains), no region, more than one, a negative fd, a NULL base_addr, a zero
+// length or a range past the address space.
+struct DmabufRange {
+  bool ok = false;
+  struct iovec iov {};
+  int err = 0;  // refused: -FI_EBADFLAGS below 1.20 (no such flag there), else -FI_EINVAL
+  const char* why = "";
+};
+DmabufRange DmabufAsIovec(uint32_t requested, bool hmem_domain, const MrDmabuf* region,
+                          size_t count);
 // Writes `e` into the application's `out` for `requested` (CqErrEntryBytes),
 // with src_addr FI_ADDR_NOTAVAIL where the application has the field (we
 // offer no FI_AV_AUTH_KEY, fi_cq(3)).

@@ -26,10 +26,15 @@
 // domain's mr_mode, an MR registered with the FI_RMA_EVENT flag starts
 // disabled (not in the SES tables: peers get RC_BAD_MKEY) until fi_mr_enable,
 // so it counts from its first access; counters go on such MRs only.
+//
+// FI_MR_DMABUF (API >= 1.20, FI_HMEM domains): the region is the
+// dma-buf's base_addr + offset for len bytes (DmabufAsIovec); the fd is never
+// imported (spec-notes/provider.md "FI_MR_DMABUF (issue 27)").
 #include <new>
 #include <tuple>
 #include <utility>
 
+#include "provider/api_version.h"
 #include "provider/hmem/hmem_mr.h"
 #include "provider/progress.h"
 #include "provider/uet_prov.h"
@@ -407,6 +412,22 @@ int MrRegattr(struct fid* fid, const struct fi_mr_attr* attr, uint64_t flags,
   if (fid == nullptr || fid->fclass != FI_CLASS_DOMAIN) {
     UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_regattr: needs a domain\n");
     return -FI_EINVAL;
+  }
+  fi_mr_attr dmabuf_attr;
+  DmabufRange dmabuf;
+  if (flags & kMrDmabuf) {
+    // attr->dmabuf shares its place with mr_iov (fi_mr(3), 1.20).
+    const Domain& d = *Owner<Domain>(fid);
+    dmabuf = DmabufAsIovec(d.fabric->api_version, d.info != nullptr && (d.info->caps & FI_HMEM),
+                           reinterpret_cast<const MrDmabuf*>(attr->mr_iov), attr->iov_count);
+    if (!dmabuf.ok) {
+      UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_regattr: %s\n", dmabuf.why);
+      return dmabuf.err;
+    }
+    dmabuf_attr = *attr;
+    dmabuf_attr.mr_iov = &dmabuf.iov;
+    attr = &dmabuf_attr;
+    flags &= ~kMrDmabuf;
   }
   if (attr->iov_count != 1 || attr->mr_iov == nullptr) {
     UET_LOG_WARN(FI_LOG_MR, "uet: fi_mr_regattr: %zu iovecs (only 1 supported)\n",

@@ -24,6 +24,7 @@
 #include <tuple>
 #include <vector>
 
+#include "provider/api_version.h"
 #include "tests/hmem/cuda_test_api.h"
 #include "tests/provider/rdm_harness.h"
 
@@ -179,10 +180,16 @@ class Hmem : public RdmApi {
                    << " (these cases run with a GPU via scripts/device-run.sh, and under ctest "
                       "against the mock driver: uet_prov_hmem_test.mock)";
     }
-    ASSERT_NO_FATAL_FAILURE(a_.Open(
-        {.ip = "127.0.0.1", .caps = kHmemCaps, .mr_mode = kHmemMrMode, .progress = Progress()}));
-    ASSERT_NO_FATAL_FAILURE(b_.Open(
-        {.ip = "127.0.0.2", .caps = kHmemCaps, .mr_mode = kHmemMrMode, .progress = Progress()}));
+    ASSERT_NO_FATAL_FAILURE(a_.Open({.ip = "127.0.0.1",
+                                     .caps = kHmemCaps,
+                                     .mr_mode = kHmemMrMode,
+                                     .progress = Progress(),
+                                     .api_version = ApiVersion()}));
+    ASSERT_NO_FATAL_FAILURE(b_.Open({.ip = "127.0.0.2",
+                                     .caps = kHmemCaps,
+                                     .mr_mode = kHmemMrMode,
+                                     .progress = Progress(),
+                                     .api_version = ApiVersion()}));
     a_to_b_ = a_.ep.Insert(b_.ep);
     b_to_a_ = b_.ep.Insert(a_.ep);
     if (Cuda().mock) stats_at_start_ = *Cuda().stats;
@@ -193,6 +200,7 @@ class Hmem : public RdmApi {
     RdmApi::TearDown();
   }
   virtual fi_progress Progress() const { return FI_PROGRESS_UNSPEC; }
+  virtual uint32_t ApiVersion() const { return 0; }  // 0: the version getinfo returned
   Buffer& NewBuffer(Mem mem, fid_domain* d, size_t len) {
     return *buffers_.emplace_back(std::make_unique<Buffer>(mem, d, len));
   }
@@ -392,6 +400,110 @@ INSTANTIATE_TEST_SUITE_P(Mixes, HmemRma,
                                   MemName(std::get<1>(i.param)) + "_" +
                                   std::to_string(std::get<2>(i.param));
                          });
+
+// FI_MR_DMABUF (API 1.20): aws-ofi-nccl registers GPU buffers as dma-bufs
+// {fd, offset, len, base_addr}; uet registers base_addr + offset for len.
+int RegDmabuf(fid_domain* d, void* base, uint64_t offset, size_t len, fi_hmem_iface iface,
+              fid_mr** mr, int fd = 7, size_t count = 1) {
+  const uet::prov::MrDmabuf region{.fd = fd, .offset = offset, .len = len, .base_addr = base};
+  fi_mr_attr attr{};
+  // 1.20 made `dmabuf` the other member of a union with mr_iov.
+  attr.mr_iov = reinterpret_cast<const iovec*>(&region);
+  attr.iov_count = count;
+  attr.access = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+  attr.iface = iface;
+  attr.device.cuda = 0;
+  return fi_mr_regattr(d, &attr, uet::prov::kMrDmabuf, mr);
+}
+
+class HmemDmabuf : public Hmem {
+ protected:
+  uint32_t ApiVersion() const override { return FI_VERSION(1, 20); }
+};
+
+// Given device memory registered as a dma-buf at an offset into it, expect a
+// remote write to land at base + offset (nothing before it touched) and a
+// remote read from inside the region to return those bytes.
+TEST_F(HmemDmabuf, ADeviceRegionIsBaseAddrPlusOffset) {
+  constexpr size_t kSkip = 4096, kLen = 8192;
+  DeviceMem dev(kSkip + kLen + Buffer::kGuard);
+  dev.Write(std::vector<uint8_t>(dev.size(), 0xEE));
+  fid_mr* mr = nullptr;
+  ASSERT_EQ(RegDmabuf(b_.domain, dev.ptr(), kSkip, kLen, FI_HMEM_CUDA, &mr), 0);
+  Buffer& out = NewBuffer(Mem::kHost, a_.domain, kLen);
+  Buffer& in = NewBuffer(Mem::kHost, a_.domain, 1000);
+  const std::vector<uint8_t> data = Pattern(kLen, 31);
+  out.Fill(WithGuard(data, 0x11));
+  in.Fill(WithGuard(std::vector<uint8_t>(1000, 0xEE)));
+  int wctx = 0, rctx = 0;
+  ASSERT_EQ(fi_write(a_.ep.ep, out.ptr(), kLen, out.desc(), a_to_b_, 0, fi_mr_key(mr), &wctx), 0);
+  EXPECT_EQ(Ok(a_.ep.tx, "write").op_context, &wctx);
+  EXPECT_TRUE(SameBytes(dev.Read(kSkip), std::vector<uint8_t>(kSkip, 0xEE)));
+  EXPECT_TRUE(SameBytes(dev.Read(kLen + Buffer::kGuard, kSkip), WithGuard(data)));
+  ASSERT_EQ(fi_read(a_.ep.ep, in.ptr(), 1000, in.desc(), a_to_b_, 100, fi_mr_key(mr), &rctx), 0);
+  EXPECT_EQ(Ok(a_.ep.tx, "read").op_context, &rctx);
+  EXPECT_TRUE(SameBytes(in.Contents(),
+                        WithGuard(std::vector<uint8_t>(data.begin() + 100, data.begin() + 1100))));
+  // A write past the region's len is refused at the target.
+  int bad_ctx = 0;
+  ASSERT_EQ(fi_write(a_.ep.ep, out.ptr(), 16, out.desc(), a_to_b_, kLen - 8, fi_mr_key(mr),
+                     &bad_ctx),
+            0);
+  const Entry err = Next(a_.ep.tx, "write past the region");
+  EXPECT_TRUE(err.error);
+  EXPECT_EQ(err.err.op_context, &bad_ctx);
+  EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
+// Given a malformed dma-buf region, expect -FI_EINVAL with a line that says
+// what is wrong, and host memory named FI_HMEM_CUDA refused as before.
+TEST_F(HmemDmabuf, MalformedRegionsAreRefusedWithTheReason) {
+  DeviceMem dev(4096);
+  std::vector<uint8_t> host(4096);
+  struct Case {
+    const char* what;
+    void* base;
+    uint64_t offset;
+    size_t len;
+    int fd;
+    size_t count;
+    fi_hmem_iface iface;
+    const char* log;
+  };
+  const Case cases[] = {
+      {"negative fd", dev.ptr(), 0, 4096, -1, 1, FI_HMEM_CUDA, "negative fd"},
+      {"no base_addr", nullptr, 0, 4096, 7, 1, FI_HMEM_CUDA, "without base_addr"},
+      {"len 0", dev.ptr(), 0, 0, 7, 1, FI_HMEM_CUDA, "len 0"},
+      {"two regions", dev.ptr(), 0, 4096, 7, 2, FI_HMEM_CUDA, "exactly one"},
+      {"offset wraps", dev.ptr(), UINT64_MAX - 8, 4096, 7, 1, FI_HMEM_CUDA,
+       "past the address space"},
+      {"host memory as FI_HMEM_CUDA", host.data(), 0, 4096, 7, 1, FI_HMEM_CUDA,
+       "not device memory"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    fid_mr* mr = nullptr;
+    const std::string log = StderrOf([&] {
+      EXPECT_EQ(RegDmabuf(a_.domain, c.base, c.offset, c.len, c.iface, &mr, c.fd, c.count),
+                -FI_EINVAL);
+    });
+    EXPECT_NE(log.find(c.log), std::string::npos) << log;
+  }
+  // Host memory given as a dma-buf with FI_HMEM_SYSTEM (a udmabuf) registers.
+  fid_mr* mr = nullptr;
+  ASSERT_EQ(RegDmabuf(a_.domain, host.data(), 512, 1024, FI_HMEM_SYSTEM, &mr), 0);
+  EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
+// Given a fabric opened for API 1.17, expect FI_MR_DMABUF to be an unknown
+// flag there (-FI_EBADFLAGS, the log naming 1.20), as before 1.20 existed.
+TEST_F(Hmem, DmabufBeforeApi120IsABadFlag) {
+  DeviceMem dev(4096);
+  fid_mr* mr = nullptr;
+  const std::string log = StderrOf(
+      [&] { EXPECT_EQ(RegDmabuf(a_.domain, dev.ptr(), 0, 4096, FI_HMEM_CUDA, &mr), -FI_EBADFLAGS); });
+  EXPECT_NE(log.find("1.20"), std::string::npos) << log;
+}
 
 // Given device memory and no descriptor (injects carry none), expect the
 // provider to ask the driver and copy it: fi_inject and fi_inject_write.

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -246,6 +247,51 @@ TEST(CqErrEntry, OlderApplicationsGetNoBytesBeyondTheirStruct) {
   for (size_t i = sizeof(fi_cq_err_entry); i < mem.size(); ++i) {
     ASSERT_EQ(mem[i], 0xab) << "byte " << i << " past the struct written";
   }
+}
+
+// Given a dma-buf region, expect base_addr + offset for len bytes from 1.20
+// on, -FI_EBADFLAGS before (no such flag), and -FI_EINVAL with the reason for
+// a region that names no bytes of this process.
+TEST(ApiVersion, DmabufIsBaseAddrPlusOffset) {
+  alignas(8) static char buf[4096];
+  const MrDmabuf ok{.fd = 3, .offset = 100, .len = 200, .base_addr = buf};
+  DmabufRange r = DmabufAsIovec(V(1, 20), true, &ok, 1);
+  ASSERT_TRUE(r.ok) << r.why;
+  EXPECT_EQ(r.iov.iov_base, buf + 100);
+  EXPECT_EQ(r.iov.iov_len, 200u);
+  EXPECT_TRUE(DmabufAsIovec(V(2, 6), true, &ok, 1).ok);
+
+  r = DmabufAsIovec(V(1, 17), true, &ok, 1);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.err, -FI_EBADFLAGS);
+  EXPECT_NE(std::string(r.why).find("1.20"), std::string::npos) << r.why;
+
+  struct Case {
+    const char* what;
+    MrDmabuf region;
+    bool hmem;
+    size_t count;
+    const char* why;
+  };
+  const Case cases[] = {
+      {"no FI_HMEM", ok, false, 1, "without FI_HMEM"},
+      {"two regions", ok, true, 2, "exactly one"},
+      {"negative fd", {.fd = -1, .offset = 0, .len = 1, .base_addr = buf}, true, 1, "negative fd"},
+      {"no base", {.fd = 3, .offset = 0, .len = 1, .base_addr = nullptr}, true, 1, "base_addr"},
+      {"len 0", {.fd = 3, .offset = 0, .len = 0, .base_addr = buf}, true, 1, "len 0"},
+      {"offset wraps", {.fd = 3, .offset = UINT64_MAX, .len = 1, .base_addr = buf}, true, 1,
+       "address space"},
+      {"len wraps", {.fd = 3, .offset = 0, .len = SIZE_MAX, .base_addr = buf}, true, 1,
+       "address space"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    r = DmabufAsIovec(V(1, 20), c.hmem, &c.region, c.count);
+    EXPECT_FALSE(r.ok);
+    EXPECT_EQ(r.err, -FI_EINVAL);
+    EXPECT_NE(std::string(r.why).find(c.why), std::string::npos) << r.why;
+  }
+  EXPECT_EQ(DmabufAsIovec(V(1, 20), true, nullptr, 1).err, -FI_EINVAL);
 }
 
 }  // namespace

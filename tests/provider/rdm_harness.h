@@ -51,6 +51,10 @@ struct NodeOptions {
   // auth_key hints (a TSS SDI, 4 bytes; provider/uet_auth_key.h).
   std::optional<uint32_t> domain_auth_sdi;
   std::optional<uint32_t> ep_auth_sdi;
+  // Non-zero: the fabric is opened for this API version, as a newer
+  // libfabric's core stamps the version the application asked for into
+  // fabric_attr->api_version (the 1.17 runtime refuses to be asked for more).
+  uint32_t api_version = 0;
 };
 
 // A malloc'd copy of `sdi` as an auth_key (fi_freeinfo frees it).
@@ -156,6 +160,7 @@ struct Node {
   void Open(const NodeOptions& o = {}) {
     info = GetInfo(o);
     ASSERT_NE(info, nullptr);
+    if (o.api_version != 0) info->fabric_attr->api_version = o.api_version;
     ASSERT_EQ(fi_fabric(info->fabric_attr, &fabric, nullptr), 0);
     ASSERT_EQ(fi_domain(fabric, info.get(), &domain, nullptr), 0);
     ep.Open(domain, info.get());
