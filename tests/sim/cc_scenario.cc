@@ -33,6 +33,10 @@ pds::EngineConfig EngineConfigFor(const CcScenario& sc) {
   config.nscc.mtu_bytes = static_cast<uint32_t>(sc.payload_bytes + kTokenBytes + 12);
   config.rccc.link_rate_bps = sc.cc_link_rate_bps;
   config.rccc.base_rtt = sc.cc_base_rtt;
+  if (sc.initial_window_bdp) {
+    config.nscc.initial_window_bdp = *sc.initial_window_bdp;
+    config.rccc.speculative_bdp = *sc.initial_window_bdp;
+  }
   pds::EngineConfig c;
   c.cc_factory = SimCcFactory(sc.cc, config);
   c.entropy_count = sc.entropy_count;

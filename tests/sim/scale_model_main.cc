@@ -246,6 +246,8 @@ int RunIncast(int argc, char** argv) {
   std::string cc = "nscc";
   uint64_t queue_kib = 1024;
   uint64_t seed = 1;
+  double init_bdp = 0;
+  size_t payload = 0;
   for (int i = 2; i < argc; ++i) {
     std::string v;
     const std::string_view a = argv[i];
@@ -254,20 +256,27 @@ int RunIncast(int argc, char** argv) {
     else if (Arg(a, "--cc=", v)) cc = v;
     else if (Arg(a, "--queue-kib=", v)) queue_kib = std::stoull(v);
     else if (Arg(a, "--seed=", v)) seed = std::stoull(v);
+    else if (Arg(a, "--init-bdp=", v)) init_bdp = std::stod(v);
+    else if (Arg(a, "--payload=", v)) payload = std::stoul(v);
     else {
       std::fprintf(stderr, "unknown argument %s\n", argv[i]);
       return 2;
     }
   }
   CcScenario sc = IncastScenario(cc, senders, messages);
+  if (init_bdp > 0) sc.initial_window_bdp = init_bdp;
+  if (payload > 0) sc.payload_bytes = payload;
+  sc.max_pdcs = std::max<uint32_t>(1024, senders + 8);  // the receiver holds every sender
+  sc.max_cccs = sc.max_pdcs;
   sc.link.queue_capacity_bytes = queue_kib << 10;
   sc.max_time = std::chrono::seconds(2);
   sc.sample_every = std::chrono::microseconds(1);
   const CcOutcome o = RunCcScenario(sc, SimSeed(seed));
   const IncastSummary r = SummarizeIncast(sc, o);
-  std::printf("incast %u -> 1, %llu x %zu B each, cc %s, queue %llu KiB (ECN above %llu B)\n",
+  std::printf("incast %u -> 1, %llu x %zu B each, cc %s, initial window %.3f BDP, queue %llu KiB "
+              "(ECN above %llu B)\n",
               senders, (unsigned long long)messages, sc.payload_bytes, cc.c_str(),
-              (unsigned long long)queue_kib, (unsigned long long)sc.link.ecn_threshold_bytes);
+              sc.initial_window_bdp.value_or(cc == "nscc" ? 1.5 : 1.0), (unsigned long long)queue_kib, (unsigned long long)sc.link.ecn_threshold_bytes);
   std::printf("delivered %d, finish %.1f us, ideal %.1f us, ratio %.3f\n", o.all_delivered,
               Us(o.finish), Us(r.ideal), r.finish_over_ideal);
   std::printf("sender completion: first %.1f us, last %.1f us, max/min %.3f\n",
