@@ -270,7 +270,7 @@ int RunIncast(int argc, char** argv) {
   sc.max_cccs = sc.max_pdcs;
   sc.link.queue_capacity_bytes = queue_kib << 10;
   sc.max_time = std::chrono::seconds(2);
-  sc.sample_every = std::chrono::microseconds(1);
+  sc.sample_every = std::chrono::microseconds(10);  // the queue peak is the link's own count
   const CcOutcome o = RunCcScenario(sc, SimSeed(seed));
   const IncastSummary r = SummarizeIncast(sc, o);
   std::printf("incast %u -> 1, %llu x %zu B each, cc %s, initial window %.3f BDP, queue %llu KiB "

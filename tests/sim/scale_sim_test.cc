@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <string>
 
 #include "tests/sim/cc_scenario.h"
 #include "tests/sim/scale_model.h"
@@ -92,6 +93,49 @@ TEST(ScaleSim, PerPacketCostDoesNotGrowWithThePeerCount) {
   EXPECT_LE(per(many.engine_calls, many), per(few.engine_calls, few) * 1.1 + 0.1);
   EXPECT_LE(per(many.events_run, many), per(few.events_run, few) * 1.1 + 0.1);
 }
+
+// 200 senders, 8 messages of 4000 B each, into one 100 Gb/s port with a
+// 1 MiB queue; every controller starts at one packet (initial window /
+// speculative credit 1/16 BDP = 3.9 KB, rounded up to a packet): the first
+// RTT's burst is then the one-packet floor, senders x 4020 B = 804 KB, and
+// fits. (At the default 1.5 BDP start the burst is 200 x 32 KB: 1,333 drops,
+// 3.0x ideal, spec-notes/cc.md "Incast at scale".)
+struct IncastRun {
+  CcOutcome outcome;
+  IncastSummary summary;
+};
+IncastRun Incast200(const std::string& cc) {
+  CcScenario sc = IncastScenario(cc, 200, 8);
+  sc.initial_window_bdp = 1.0 / 16;
+  sc.sample_every = std::chrono::microseconds(10);
+  IncastRun r;
+  r.outcome = RunCcScenario(sc, SimSeed(SimSeed::FromEnvironment(29).value()));
+  r.summary = SummarizeIncast(sc, r.outcome);
+  std::printf("[ incast ] 200 -> 1 %s: finish %.1f us = %.3f x ideal, completion max/min %.3f, "
+              "queue peak %llu B (%.1f us), drops %llu\n",
+              cc.c_str(), static_cast<double>(r.outcome.finish.count()) / 1e3,
+              r.summary.finish_over_ideal, r.summary.max_over_min_done,
+              (unsigned long long)r.summary.queue_peak_bytes, r.summary.queue_peak_us,
+              (unsigned long long)r.outcome.queue_drops);
+  EXPECT_TRUE(r.outcome.all_delivered);
+  EXPECT_EQ(r.outcome.queue_drops, 0u);
+  EXPECT_EQ(r.outcome.retransmissions, 0u);
+  // The bound (cc.md): every sender's one packet, plus one BDP.
+  EXPECT_LE(r.summary.queue_peak_bytes, 200u * 4020u + 62'500u);
+  return r;
+}
+
+TEST(ScaleSim, Incast200To1NsccWithinTheQueueBoundAndNearIdeal) {
+  const IncastRun r = Incast200("nscc");
+  EXPECT_LE(r.summary.finish_over_ideal, 1.2);
+  // No sender starved: the last finishes within 2.5x the first's time
+  // (measured 1.93; 1.0 would be perfectly fair sharing).
+  EXPECT_LE(r.summary.max_over_min_done, 2.5);
+}
+
+// RCCC holds the queue bound too, but finishes 1.29x ideal with a max/min of
+// 8.6 (cc.md "Incast at scale": left open); asserted here: delivery and bound.
+TEST(ScaleSim, Incast200To1RcccWithinTheQueueBound) { Incast200("rccc"); }
 
 }  // namespace
 }  // namespace uet::sim
