@@ -46,6 +46,7 @@ pds::EngineConfig EngineConfigFor(const CcScenario& sc) {
   if (sc.fast_retransmit_threshold) c.fast_retransmit_threshold = *sc.fast_retransmit_threshold;
   if (sc.max_pdcs != 0) c.max_pdcs = sc.max_pdcs;
   if (sc.max_cccs != 0) c.max_cccs = sc.max_cccs;
+  if (sc.max_half_open != 0) c.max_half_open = sc.max_half_open;
   return c;
 }
 

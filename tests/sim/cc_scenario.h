@@ -55,6 +55,7 @@ struct CcScenario {
   // 1,024): an incast of more senders than that needs the receiver's table.
   uint32_t max_pdcs = 0;
   uint32_t max_cccs = 0;
+  uint32_t max_half_open = 0;  // EngineConfig::max_half_open (0: max_pdcs / 4)
   // NsccConfig::initial_window_bdp and RcccConfig::speculative_bdp (nullopt:
   // theirs, 1.5 and 1.0 BDP): the first RTT's burst of every sender.
   std::optional<double> initial_window_bdp;

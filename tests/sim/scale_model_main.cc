@@ -3,9 +3,10 @@
 //
 //   uet-scale-model alltoall --nodes=1024 [--messages=1] [--payload=4096]
 //                   [--max-pdcs=1024] [--max-cccs=1024] [--inflight=1024] [--cc=nscc]
-//                   [--seed=1] [--rest-ms=2100] [--idle-close-ms=2000]
+//                   [--seed=1] [--rest-ms=2100] [--idle-close-ms=2000] [--sample-us=50]
 //   uet-scale-model hub --nodes=4001 --messages=3 ...    (node 0 -> every other node)
 //   uet-scale-model incast --senders=2000 [--messages=8] [--cc=nscc] [--queue-kib=1024]
+//                   [--init-bdp=B] [--payload=4000] [--half-open-all=1]
 //
 // alltoall / hub print the outcome and the heap the PDS engines hold, counted
 // exactly: this program replaces operator new/delete and files every block
@@ -158,6 +159,7 @@ int RunModel(int argc, char** argv, TrafficPattern pattern) {
     else if (Arg(a, "--seed=", v)) c.seed = std::stoull(v);
     else if (Arg(a, "--rest-ms=", v)) c.rest = std::chrono::milliseconds(std::stoll(v));
     else if (Arg(a, "--idle-close-ms=", v)) c.idle_close = std::chrono::milliseconds(std::stoll(v));
+    else if (Arg(a, "--sample-us=", v)) c.sample_every = std::chrono::microseconds(std::stoll(v));
     else {
       std::fprintf(stderr, "unknown argument %s\n", argv[i]);
       return 2;
@@ -248,6 +250,7 @@ int RunIncast(int argc, char** argv) {
   uint64_t seed = 1;
   double init_bdp = 0;
   size_t payload = 0;
+  bool half_open_all = true;
   for (int i = 2; i < argc; ++i) {
     std::string v;
     const std::string_view a = argv[i];
@@ -258,6 +261,7 @@ int RunIncast(int argc, char** argv) {
     else if (Arg(a, "--seed=", v)) seed = std::stoull(v);
     else if (Arg(a, "--init-bdp=", v)) init_bdp = std::stod(v);
     else if (Arg(a, "--payload=", v)) payload = std::stoul(v);
+    else if (Arg(a, "--half-open-all=", v)) half_open_all = v == "1";
     else {
       std::fprintf(stderr, "unknown argument %s\n", argv[i]);
       return 2;
@@ -268,6 +272,9 @@ int RunIncast(int argc, char** argv) {
   if (payload > 0) sc.payload_bytes = payload;
   sc.max_pdcs = std::max<uint32_t>(1024, senders + 8);  // the receiver holds every sender
   sc.max_cccs = sc.max_pdcs;
+  // Every sender's SYN arrives within one RTT: at the default quarter of the
+  // table the oldest half-open PDCs are evicted and their senders start over.
+  if (half_open_all) sc.max_half_open = sc.max_pdcs;
   sc.link.queue_capacity_bytes = queue_kib << 10;
   sc.max_time = std::chrono::seconds(2);
   sc.sample_every = std::chrono::microseconds(10);  // the queue peak is the link's own count
