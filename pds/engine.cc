@@ -120,6 +120,8 @@ Status EngineConfig::Validate() const {
     return Error::Invalid(kContext, "room_min_idle", static_cast<uint64_t>(-room_min_idle.count()));
   }
   if (max_waiting_ops < 1) return Error::Invalid(kContext, "max_waiting_ops", 0);
+  // 1 would reserve the whole table: no initiator PDC could ever open.
+  if (target_reserve_divisor == 1) return Error::Invalid(kContext, "target_reserve_divisor", 1);
   if (unvalidated_send_factor < 1) return Error::Invalid(kContext, "unvalidated_send_factor", 0);
   if (max_gtd_responses < 1) return Error::Invalid(kContext, "max_gtd_responses", 0);
   if (entropy_count < 1 || entropy_count > EntropySelector::kMaxEvs) {

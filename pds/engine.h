@@ -167,7 +167,8 @@ struct EngineConfig {
   // max_cccs - max_cccs / target_reserve_divisor CCCs exist; otherwise the
   // Submit waits as for a full table. Without it an all-to-all over more
   // peers than max_pdcs deadlocks: every table fills with its own initiator
-  // PDCs, each waiting for a SYN that every full target refuses. 0: no reserve.
+  // PDCs, each waiting for a SYN that every full target refuses. 0: no
+  // reserve; 1 is refused (it would reserve the whole table).
   uint32_t target_reserve_divisor = kDefaultTargetReserveDivisor;
   // Liveness (spec-notes/pds.md "Liveness"). peer_timeout > 0: a sender half
   // gives up on its peer (FailureReason::kPeerTimeout) once it has waited
