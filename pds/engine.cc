@@ -120,6 +120,8 @@ Status EngineConfig::Validate() const {
     return Error::Invalid(kContext, "room_min_idle", static_cast<uint64_t>(-room_min_idle.count()));
   }
   if (max_waiting_ops < 1) return Error::Invalid(kContext, "max_waiting_ops", 0);
+  // 1 would reserve the whole table: no initiator PDC could ever open.
+  if (target_reserve_divisor == 1) return Error::Invalid(kContext, "target_reserve_divisor", 1);
   if (unvalidated_send_factor < 1) return Error::Invalid(kContext, "unvalidated_send_factor", 0);
   if (max_gtd_responses < 1) return Error::Invalid(kContext, "max_gtd_responses", 0);
   if (entropy_count < 1 || entropy_count > EntropySelector::kMaxEvs) {
@@ -251,8 +253,16 @@ Result<Pdc*> Engine::GetOrCreateInitiator(const SubmitRequest& request, bool cou
   // Requests for this key wait already: later ones queue behind them.
   if (waiting_by_key_.contains(key)) return nullptr;
   // The CCC first: a full CCC table must not cost a half-open PDC its slot.
-  if (!cccs_.Available(request.dst)) {
+  // Initiators leave the tables' reserve to target PDCs and their CCCs.
+  const uint32_t d = config_.target_reserve_divisor;
+  const bool ccc_reserved = d != 0 && cccs_.Find(request.dst) == nullptr &&
+                            cccs_.size() >= config_.max_cccs - config_.max_cccs / d;
+  if (ccc_reserved || !cccs_.Available(request.dst)) {
     if (count_full) ++counters_.ccc_table_full;
+    return nullptr;
+  }
+  if (d != 0 && initiator_pdcs_ >= config_.max_pdcs - config_.max_pdcs / d) {
+    if (count_full) ++counters_.table_full;
     return nullptr;
   }
   std::optional<PdcId> id = AllocatePdcId();
@@ -270,6 +280,7 @@ Result<Pdc*> Engine::GetOrCreateInitiator(const SubmitRequest& request, bool cou
   Pdc* raw = pdc.get();
   UET_RETURN_IF_ERROR(JoinCcc(*raw));
   pdcs_.emplace(id->value(), std::move(pdc));
+  ++initiator_pdcs_;
   initiator_by_key_.emplace(key, *id);
   ++counters_.pdcs_opened;
   MarkDirty(*raw);
@@ -332,6 +343,7 @@ void Engine::RemovePdc(PdcId local) {
   if (pdc->lru_at) idle_lru_.Erase({*pdc->lru_at, local.value()});
   if (pdc->room_close) --room_closing_;
   if (pdc->is_initiator()) {
+    --initiator_pdcs_;
     ForgetInitiatorKey(*pdc);
   } else {
     auto k = target_by_peer_.find(TargetKey{pdc->peer, pdc->remote.value()});

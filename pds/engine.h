@@ -130,6 +130,8 @@ struct EngineConfig {
   // No table wall (spec-notes/pds.md "No table wall"): requests for new PDCs
   // that wait for a slot, all PDCs together.
   static constexpr uint32_t kDefaultMaxWaitingOps = 4096;
+  // A quarter of each table is kept for target PDCs and their CCCs.
+  static constexpr uint32_t kDefaultTargetReserveDivisor = 4;
 
   // This FEP's own address (IP and the UDP port it receives on). The engine
   // keeps it for diagnostics only: it never checks a packet's destination.
@@ -158,6 +160,16 @@ struct EngineConfig {
   // whose SYN is refused so retries on its RTO.
   Duration room_min_idle = Duration::zero();
   uint32_t max_waiting_ops = kDefaultMaxWaitingOps;  // >= 1
+  // Room kept for target PDCs and CCCs (spec-notes/pds.md "Scale model
+  // (issue 29)"): a new initiator PDC opens only while fewer than
+  // max_pdcs - max_pdcs / target_reserve_divisor initiator PDCs exist, and
+  // a CCC for a new peer is made for an initiator only while fewer than
+  // max_cccs - max_cccs / target_reserve_divisor CCCs exist; otherwise the
+  // Submit waits as for a full table. Without it an all-to-all over more
+  // peers than max_pdcs deadlocks: every table fills with its own initiator
+  // PDCs, each waiting for a SYN that every full target refuses. 0: no
+  // reserve; 1 is refused (it would reserve the whole table).
+  uint32_t target_reserve_divisor = kDefaultTargetReserveDivisor;
   // Liveness (spec-notes/pds.md "Liveness"). peer_timeout > 0: a sender half
   // gives up on its peer (FailureReason::kPeerTimeout) once it has waited
   // peer_timeout without progress AND at least retry_limit retransmission
@@ -781,6 +793,7 @@ class Engine {
   size_t reorder_bytes_ = 0;
 
   std::map<uint16_t, std::unique_ptr<Pdc>> pdcs_;  // by local PDC ID
+  size_t initiator_pdcs_ = 0;  // of pdcs_ (EngineConfig::target_reserve_divisor)
   // The timer index: {deadline, PDC ID} of every PDC with a deadline, so
   // NextDeadline is O(1) and OnTimer visits only the due PDCs. PDCs whose
   // state may have changed (looked up since) wait in dirty_ for Reschedule.

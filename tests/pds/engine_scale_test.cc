@@ -14,6 +14,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "pds/engine.h"
 #include "tests/pds/engine_test_util.h"
@@ -298,6 +299,48 @@ TEST(EngineScaleTest, TheWaitQueueIsBoundedAndItsOverflowIsAnError) {
   EXPECT_EQ(c.at(kA).delivery.completed.size(), 5u) << "all the accepted ones";
   EXPECT_EQ(c.at(Peer(1)).delivery.received.size(), 2u);
   EXPECT_EQ(c.at(Peer(2)).delivery.received.size(), 2u);
+}
+
+// ---- the target reserve ----
+
+// Eight engines, each sending one message to each of the other seven, with
+// room for 4 PDCs (initiator and target together) in each: every table
+// would fill with its own initiator PDCs, each waiting for a SYN that every
+// full target refuses. Returns how many sends failed, checking what arrived.
+uint64_t SmallTableAllToAll(uint32_t reserve_divisor) {
+  constexpr int kNodes = 8;
+  Cluster c;
+  EngineConfig config;
+  config.max_pdcs = 4;
+  config.max_cccs = 4;
+  config.target_reserve_divisor = reserve_divisor;
+  std::vector<Engine*> e;
+  for (int i = 0; i < kNodes; ++i) e.push_back(&c.Add(Peer(i), config));
+  for (int i = 0; i < kNodes; ++i) {
+    for (int k = 1; k < kNodes; ++k) {
+      const int j = (i + k) % kNodes;
+      EXPECT_TRUE(e[i]->Submit(c.now(), To(Peer(j), i * 100 + j), Message(i, j)).ok());
+    }
+  }
+  c.Run(seconds(2), [&] {
+    for (Engine* x : e) EXPECT_LE(x->pdc_count(), 4u);
+  });
+  uint64_t failed = 0;
+  for (int i = 0; i < kNodes; ++i) {
+    failed += c.at(Peer(i)).delivery.failed.size();
+    EXPECT_EQ(c.at(Peer(i)).delivery.completed.size() + c.at(Peer(i)).delivery.failed.size(),
+              static_cast<size_t>(kNodes - 1));
+    for (const auto& [key, n] : c.at(Peer(i)).delivery.received) EXPECT_EQ(n, 1);
+  }
+  return failed;
+}
+
+TEST(EngineScaleTest, AnAllToAllOverSmallTablesCompletesWithTheTargetReserve) {
+  EXPECT_EQ(SmallTableAllToAll(EngineConfig::kDefaultTargetReserveDivisor), 0u);
+}
+
+TEST(EngineScaleTest, WithoutTheTargetReserveTheSameAllToAllDeadlocksAndFails) {
+  EXPECT_GT(SmallTableAllToAll(0), 0u);
 }
 
 // ---- the cost guard ----

@@ -611,6 +611,7 @@ TEST(EngineConfigTest, EveryBadFieldIsRejectedByCreate) {
       {"spray_burst 0", [](EngineConfig& c) { c.spray_burst = 0; }},
       {"spray_burst above the maximum",
        [](EngineConfig& c) { c.spray_burst = EntropySelector::kMaxBurst + 1; }},
+      {"target_reserve_divisor 1", [](EngineConfig& c) { c.target_reserve_divisor = 1; }},
       {"max_cccs 0", [](EngineConfig& c) { c.max_cccs = 0; }},
       {"max_cccs 65536", [](EngineConfig& c) { c.max_cccs = 65536; }},
       {"max_packet_bytes = request header",

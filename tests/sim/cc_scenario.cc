@@ -1,6 +1,7 @@
 #include "tests/sim/cc_scenario.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <utility>
 
@@ -15,7 +16,15 @@
 namespace uet::sim {
 namespace {
 
-FabricAddress Addr(uint8_t n) { return FabricAddress(IpAddress::V4({198, 18, 0, n}), kUetUdpPort); }
+// 198.18.0.n below 200 (the receiver is 200), 198.19.(n >> 8).(n & 255) from
+// 200 on (incasts of thousands of senders).
+FabricAddress Addr(uint32_t n) {
+  if (n < 200) {
+    return FabricAddress(IpAddress::V4({198, 18, 0, static_cast<uint8_t>(n)}), kUetUdpPort);
+  }
+  return FabricAddress(
+      IpAddress::V4({198, 19, static_cast<uint8_t>(n >> 8), static_cast<uint8_t>(n)}), kUetUdpPort);
+}
 
 pds::EngineConfig EngineConfigFor(const CcScenario& sc) {
   pds::cc::ControllerConfig config;
@@ -24,6 +33,10 @@ pds::EngineConfig EngineConfigFor(const CcScenario& sc) {
   config.nscc.mtu_bytes = static_cast<uint32_t>(sc.payload_bytes + kTokenBytes + 12);
   config.rccc.link_rate_bps = sc.cc_link_rate_bps;
   config.rccc.base_rtt = sc.cc_base_rtt;
+  if (sc.initial_window_bdp) {
+    config.nscc.initial_window_bdp = *sc.initial_window_bdp;
+    config.rccc.speculative_bdp = *sc.initial_window_bdp;
+  }
   pds::EngineConfig c;
   c.cc_factory = SimCcFactory(sc.cc, config);
   c.entropy_count = sc.entropy_count;
@@ -31,6 +44,9 @@ pds::EngineConfig EngineConfigFor(const CcScenario& sc) {
   c.sprayed_source_ports = sc.entropy_count > 1;
   if (sc.ack_trigger_bytes != 0) c.ack.ack_gen_trigger_bytes = sc.ack_trigger_bytes;
   if (sc.fast_retransmit_threshold) c.fast_retransmit_threshold = *sc.fast_retransmit_threshold;
+  if (sc.max_pdcs != 0) c.max_pdcs = sc.max_pdcs;
+  if (sc.max_cccs != 0) c.max_cccs = sc.max_cccs;
+  if (sc.max_half_open != 0) c.max_half_open = sc.max_half_open;
   return c;
 }
 
@@ -72,6 +88,7 @@ CcOutcome RunCcScenario(const CcScenario& sc, const SimSeed& seed, const CcSampl
   StarSwitch sw(loop, seed.Derive("ecmp"));
   const pds::EngineConfig config = EngineConfigFor(sc);
   EngineHost rx(Addr(200), seed.Derive("rx"), config);
+  std::map<IpAddress, uint32_t> sender_of;  // by source address
   PortConfig rx_port{sc.link, sc.rx_paths.empty() ? std::vector<LinkConfig>{sc.link} : sc.rx_paths};
   sw.AddHost(rx, rx_port);
   for (const LinkConfig& p : rx_port.paths) out.rx_capacity_bps += p.rate_bps;
@@ -82,8 +99,10 @@ CcOutcome RunCcScenario(const CcScenario& sc, const SimSeed& seed, const CcSampl
   }
   std::vector<std::unique_ptr<EngineHost>> tx;
   for (uint32_t i = 0; i < sc.senders; ++i) {
-    tx.push_back(std::make_unique<EngineHost>(Addr(static_cast<uint8_t>(i + 1)),
-                                              seed.Derive("tx" + std::to_string(i)), config));
+    const uint32_t n = i + 1 < 200 ? i + 1 : i + 2;  // 200 is the receiver
+    tx.push_back(
+        std::make_unique<EngineHost>(Addr(n), seed.Derive("tx" + std::to_string(i)), config));
+    sender_of[tx.back()->address().ip] = i;
     if (sc.oblivious_spray) tx.back()->set_oblivious_spray(sc.entropy_count);
     sw.AddHost(*tx.back(), PortConfig::Uniform(sc.link));
   }
@@ -97,14 +116,13 @@ CcOutcome RunCcScenario(const CcScenario& sc, const SimSeed& seed, const CcSampl
   std::vector<uint64_t> since_sample(sc.senders, 0);
   sw.set_delivery_observer([&](TimePoint now, const Host& to, const Packet& p) {
     if (&to != &rx) return;
-    for (uint32_t i = 0; i < sc.senders; ++i) {
-      if (tx[i]->address().ip != p.src) continue;
-      const size_t bin = static_cast<size_t>(now.since_epoch / sc.bin);
-      if (out.bytes[i].size() <= bin) out.bytes[i].resize(bin + 1, 0);
-      out.bytes[i][bin] += p.size_bytes();
-      since_sample[i] += p.size_bytes();
-      return;
-    }
+    auto it = sender_of.find(p.src);
+    if (it == sender_of.end()) return;
+    const uint32_t i = it->second;
+    const size_t bin = static_cast<size_t>(now.since_epoch / sc.bin);
+    if (out.bytes[i].size() <= bin) out.bytes[i].resize(bin + 1, 0);
+    out.bytes[i][bin] += p.size_bytes();
+    since_sample[i] += p.size_bytes();
   });
   for (uint32_t i = 0; i < sc.senders; ++i) {
     StreamConfig s;
@@ -178,6 +196,7 @@ CcOutcome RunCcScenario(const CcScenario& sc, const SimSeed& seed, const CcSampl
     const LinkCounters& c = sw.downlink(rx, p).counters();
     out.path_bytes.push_back(c.delivered_bytes);
     out.queue_drops += c.dropped_queue_full;
+    out.max_queue_bytes = std::max(out.max_queue_bytes, c.max_queue_bytes);
     out.ecn_marked += c.ecn_marked;
   }
   return out;
@@ -217,6 +236,35 @@ SteadyState MeasureSteady(const CcOutcome& out, Duration bin, TimePoint from, Ti
   st.p99_queue_us = q[std::min(q.size() - 1, q.size() * 99 / 100)];
   st.max_queue_us = q.back();
   return st;
+}
+
+IncastSummary SummarizeIncast(const CcScenario& sc, const CcOutcome& out) {
+  IncastSummary r;
+  const uint64_t rate = std::max<uint64_t>(out.rx_capacity_bps, 1);
+  uint64_t messages = 0;
+  for (uint32_t i = 0; i < sc.senders; ++i) messages += i < sc.count.size() ? sc.count[i] : sc.messages;
+  const double bits = static_cast<double>(messages * (sc.payload_bytes + kTokenBytes + 12) * 8);
+  r.ideal = Duration(static_cast<int64_t>(bits * 1e9 / static_cast<double>(rate)));
+  if (r.ideal.count() > 0) {
+    r.finish_over_ideal = static_cast<double>(out.finish.count()) / static_cast<double>(r.ideal.count());
+  }
+  TimePoint first = TimePoint::Max(), last{};
+  for (TimePoint t : out.done_at) {
+    first = std::min(first, t);
+    last = std::max(last, t);
+  }
+  if (first != TimePoint::Max() && first.since_epoch.count() > 0) {
+    r.first_done = first.since_epoch;
+    r.last_done = last.since_epoch;
+    r.max_over_min_done =
+        static_cast<double>(last.since_epoch.count()) / static_cast<double>(first.since_epoch.count());
+  }
+  r.queue_peak_bytes = out.max_queue_bytes;
+  r.queue_peak_us = static_cast<double>(out.max_queue_bytes) * 8e6 / static_cast<double>(rate);
+  const uint64_t packet = sc.payload_bytes + kTokenBytes + 12;
+  const uint64_t bdp = rate / 8 * 5 / 1'000'000;
+  r.one_packet_floor_bytes = sc.senders * packet > bdp ? sc.senders * packet - bdp : 0;
+  return r;
 }
 
 CcScenario IncastScenario(const std::string& cc, uint32_t senders, uint64_t messages) {

@@ -51,6 +51,14 @@ struct CcScenario {
   Duration sample_every = std::chrono::microseconds(1);
   Duration bin = std::chrono::microseconds(10);  // bytes per flow are counted per bin
   Duration max_time = std::chrono::milliseconds(50);
+  // EngineConfig::max_pdcs / max_cccs of every host (0: the engine's default,
+  // 1,024): an incast of more senders than that needs the receiver's table.
+  uint32_t max_pdcs = 0;
+  uint32_t max_cccs = 0;
+  uint32_t max_half_open = 0;  // EngineConfig::max_half_open (0: max_pdcs / 4)
+  // NsccConfig::initial_window_bdp and RcccConfig::speculative_bdp (nullopt:
+  // theirs, 1.5 and 1.0 BDP): the first RTT's burst of every sender.
+  std::optional<double> initial_window_bdp;
 };
 
 // One flow's controller at a sample. `open`: its initiator PDC exists (before
@@ -82,6 +90,7 @@ struct CcOutcome {
   uint64_t rx_capacity_bps = 0;                        // sum of the receiver paths' rates
   uint64_t retransmissions = 0;
   uint64_t queue_drops = 0;  // at the receiver port, all paths
+  uint64_t max_queue_bytes = 0;  // the receiver port's largest backlog, any path
   uint64_t ecn_marked = 0;   // at the receiver port, all paths
   uint64_t evs_marked = 0;   // EntropySelector: marked ACKs attributed to an EV, all senders
   uint64_t evs_lost = 0;     // EntropySelector: resends attributed to an EV, all senders
@@ -107,6 +116,22 @@ SteadyState MeasureSteady(const CcOutcome& outcome, Duration bin, TimePoint from
 SteadyState MeasureIncast(const CcOutcome& outcome, Duration bin, Duration warmup);
 
 double JainIndex(const std::vector<double>& x);
+
+// An incast against its ideal (issue 29; spec-notes/cc.md "Incast at scale"):
+// every sender starts at 0, so the ideal is all the wire bytes (payload,
+// token and 12-byte PDS header per message) at the receiver port's rate.
+struct IncastSummary {
+  Duration ideal{0};
+  double finish_over_ideal = 0;
+  Duration first_done{0}, last_done{0};  // the senders' last completions
+  double max_over_min_done = 0;          // last_done / first_done
+  uint64_t queue_peak_bytes = 0;
+  double queue_peak_us = 0;              // at the receiver port's rate
+  // senders x one packet - BDP (5 us at the port rate): the standing queue
+  // when every controller sits at its one-packet minimum.
+  uint64_t one_packet_floor_bytes = 0;
+};
+IncastSummary SummarizeIncast(const CcScenario& scenario, const CcOutcome& outcome);
 
 // ---- the named scenarios (spec-notes/cc-bench.md) ----
 
