@@ -211,6 +211,14 @@ class Progress final : public pds::PacketSink,
   uint64_t VisibleEvents() const;  // CQ entries and counter events, for Run
   AckRide ride_;
   bool ride_counted_ = false;  // counted in Domain::held_rides
+  // The held batch is the main socket's first held_in_io_ datagrams and
+  // nothing else was queued with it (0: not so, or nothing held). FlushNow
+  // then sends what came behind it first (issue 26 "64-byte latency").
+  size_t held_in_io_ = 0;
+  // The application's few packets go before the held ACKs: moved in the
+  // main socket's ring, and the main socket flushed last.
+  void PutHeldLast();
+  uint64_t held_moved_ = 0;  // flushes that did (logged at close)
   uint64_t send_batches_ = 0;
   std::optional<TimePoint> last_arrival_;
   SeededRandom random_;
