@@ -502,6 +502,17 @@ void Progress::ReleasingAll() {
   ev_sockets_.DetachAll();
 }
 
+void Progress::EraseOp(OpMap::iterator it) {
+  std::vector<std::byte>& owned = it->second.owned;
+  if (owned.capacity() != 0 && owned.capacity() <= kInjectSize &&
+      inject_buffers_.size() < kInjectBuffersKept) {
+    if (inject_buffers_.capacity() == 0) inject_buffers_.reserve(kInjectBuffersKept);
+    owned.clear();
+    inject_buffers_.push_back(std::move(owned));
+  }
+  ops_.erase(it);
+}
+
 uint64_t Progress::AddOp(OpRecord op) {
   const uint64_t id = next_op_++;
   ops_.emplace(id, std::move(op));
@@ -701,7 +712,7 @@ void Progress::Report(std::map<uint64_t, OpRecord>::iterator it, const ses::Comp
     CqPushError(*cq, std::move(e));
   }
   if (!op.multi_recv || c.multi_recv_released || c.status == ses::CompletionStatus::kCancelled) {
-    ops_.erase(it);
+    EraseOp(it);
   }
 }
 

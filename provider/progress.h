@@ -122,7 +122,22 @@ class Progress final : public pds::PacketSink,
 
   // Registers an operation; its id is the SES context.
   uint64_t AddOp(OpRecord op);
-  void DropOp(uint64_t id) { ops_.erase(id); }
+  void DropOp(uint64_t id) {
+    auto it = ops_.find(id);
+    if (it != ops_.end()) EraseOp(it);
+  }
+  // An empty buffer for an inject's copy (OpRecord::owned) with room kept
+  // from an earlier inject: no allocation per fi_inject in steady state.
+  std::vector<std::byte> TakeInjectBuffer() {
+    if (inject_buffers_.empty()) {
+      std::vector<std::byte> b;
+      b.reserve(kInjectSize);
+      return b;
+    }
+    std::vector<std::byte> b = std::move(inject_buffers_.back());
+    inject_buffers_.pop_back();
+    return b;
+  }
   OpRecord* FindOp(uint64_t id) {
     auto it = ops_.find(id);
     return it == ops_.end() ? nullptr : &it->second;
@@ -238,6 +253,11 @@ class Progress final : public pds::PacketSink,
   TimePoint tss_reported_at_{};
   uint64_t next_op_ = 1;
   OpMap ops_;
+  // Ends an op; its inject copy's buffer goes back to inject_buffers_ (at
+  // most kInjectBuffersKept of at most kInjectSize bytes each).
+  void EraseOp(OpMap::iterator it);
+  static constexpr size_t kInjectBuffersKept = 256;
+  std::vector<std::vector<std::byte>> inject_buffers_;
   uint64_t dropped_cm_ = 0;  // CM datagrams not for this endpoint (or malformed)
   bool auto_progress_ = false;  // the domain's FI_PROGRESS_AUTO (its thread polls most)
   // Last member: destroyed first, waiting for copies into buffers ops_ holds.
