@@ -99,12 +99,12 @@ Progress::~Progress() {
   const AckRide::Counters& r = ride_.counters();
   UET_LOG_INFO(FI_LOG_EP_DATA,
                "uet: endpoint port %u: send calls %llu; ACK riding (window %lld us): held "
-               "%llu, rode %llu, expired %llu, released %llu, skipped %llu; byte-trigger ACKs "
-               "at a receive batch's end %llu\n",
+               "%llu, rode %llu, expired %llu, released %llu, skipped %llu, sent after the "
+               "packets they rode with %llu; byte-trigger ACKs at a receive batch's end %llu\n",
                io_->local_port(), ULL(send_batches_),
                static_cast<long long>(ride_.window() / std::chrono::microseconds(1)),
                ULL(r.held), ULL(r.rode), ULL(r.expired), ULL(r.released), ULL(r.skipped),
-               ULL(ses_->pds().batch_end_acks()));
+               ULL(held_moved_), ULL(ses_->pds().batch_end_acks()));
   if (route_payloads_ != nullptr) {
     const RoutePayloads::Stats& rp = route_payloads_->stats();
     UET_LOG_INFO(FI_LOG_EP_DATA,
@@ -218,7 +218,11 @@ size_t Progress::Run(bool may_hold) {
   if (ep_.type == FI_EP_MSG) CmOnTimer(ep_, now.since_epoch.count());
   // Only ACKs/control queued after a completion went to the application: they
   // wait for its answer (provider/ack_ride.h); anything else goes now.
-  if (!(may_hold && ride_.Hold(now, QueuedTotal(), VisibleEvents() != visible_before))) {
+  if (may_hold && ride_.Hold(now, QueuedTotal(), VisibleEvents() != visible_before)) {
+    // Hold admits control packets queued since the last flush only, so when
+    // the main socket holds all that is queued, they are its first ones.
+    held_in_io_ = io_->queued() == QueuedTotal() ? io_->queued() : 0;
+  } else {
     FlushNow();
   }
   SyncRideCount();
@@ -380,7 +384,22 @@ void Progress::FlushHeldIn(Domain& domain, const Endpoint* except,
   }
 }
 
+void Progress::PutHeldLast() {
+  const size_t held = held_in_io_;
+  held_in_io_ = 0;
+  if (held == 0 || !ride_.held()) return;
+  const size_t total = QueuedTotal();
+  // Only a few packets behind (a reply, a small message): moving lends back
+  // their bodies (TxRing::MoveFrontToBack), a copy a bulk send should not pay.
+  if (total <= held || total - held > AckRide::kMaxHeld) return;
+  io_->MoveFrontToBack(held);
+  const auto main = std::find(flush_order_.begin(), flush_order_.end(), uint16_t{0});
+  if (main != flush_order_.end()) std::rotate(main, main + 1, flush_order_.end());
+  ++held_moved_;
+}
+
 void Progress::FlushNow() {
+  PutHeldLast();
   crypto_flush_.Flushed();
   if (ride_.on()) ride_.OnFlush(ride_.held() ? Now() : TimePoint{}, QueuedTotal());
   SyncRideCount();
@@ -481,6 +500,17 @@ void Progress::Releasing(pds::LendTag lend) {
 void Progress::ReleasingAll() {
   io_->DetachAll();
   ev_sockets_.DetachAll();
+}
+
+void Progress::EraseOp(OpMap::iterator it) {
+  std::vector<std::byte>& owned = it->second.owned;
+  if (owned.capacity() != 0 && owned.capacity() <= kInjectSize &&
+      inject_buffers_.size() < kInjectBuffersKept) {
+    if (inject_buffers_.capacity() == 0) inject_buffers_.reserve(kInjectBuffersKept);
+    owned.clear();
+    inject_buffers_.push_back(std::move(owned));
+  }
+  ops_.erase(it);
 }
 
 uint64_t Progress::AddOp(OpRecord op) {
@@ -682,7 +712,7 @@ void Progress::Report(std::map<uint64_t, OpRecord>::iterator it, const ses::Comp
     CqPushError(*cq, std::move(e));
   }
   if (!op.multi_recv || c.multi_recv_released || c.status == ses::CompletionStatus::kCancelled) {
-    ops_.erase(it);
+    EraseOp(it);
   }
 }
 

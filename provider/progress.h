@@ -122,7 +122,22 @@ class Progress final : public pds::PacketSink,
 
   // Registers an operation; its id is the SES context.
   uint64_t AddOp(OpRecord op);
-  void DropOp(uint64_t id) { ops_.erase(id); }
+  void DropOp(uint64_t id) {
+    auto it = ops_.find(id);
+    if (it != ops_.end()) EraseOp(it);
+  }
+  // An empty buffer for an inject's copy (OpRecord::owned) with room kept
+  // from an earlier inject: no allocation per fi_inject in steady state.
+  std::vector<std::byte> TakeInjectBuffer() {
+    if (inject_buffers_.empty()) {
+      std::vector<std::byte> b;
+      b.reserve(kInjectSize);
+      return b;
+    }
+    std::vector<std::byte> b = std::move(inject_buffers_.back());
+    inject_buffers_.pop_back();
+    return b;
+  }
   OpRecord* FindOp(uint64_t id) {
     auto it = ops_.find(id);
     return it == ops_.end() ? nullptr : &it->second;
@@ -211,6 +226,14 @@ class Progress final : public pds::PacketSink,
   uint64_t VisibleEvents() const;  // CQ entries and counter events, for Run
   AckRide ride_;
   bool ride_counted_ = false;  // counted in Domain::held_rides
+  // The held batch is the main socket's first held_in_io_ datagrams and
+  // nothing else was queued with it (0: not so, or nothing held). FlushNow
+  // then sends what came behind it first (issue 26 "64-byte latency").
+  size_t held_in_io_ = 0;
+  // The application's few packets go before the held ACKs: moved in the
+  // main socket's ring, and the main socket flushed last.
+  void PutHeldLast();
+  uint64_t held_moved_ = 0;  // flushes that did (logged at close)
   uint64_t send_batches_ = 0;
   std::optional<TimePoint> last_arrival_;
   SeededRandom random_;
@@ -230,6 +253,11 @@ class Progress final : public pds::PacketSink,
   TimePoint tss_reported_at_{};
   uint64_t next_op_ = 1;
   OpMap ops_;
+  // Ends an op; its inject copy's buffer goes back to inject_buffers_ (at
+  // most kInjectBuffersKept of at most kInjectSize bytes each).
+  void EraseOp(OpMap::iterator it);
+  static constexpr size_t kInjectBuffersKept = 256;
+  std::vector<std::vector<std::byte>> inject_buffers_;
   uint64_t dropped_cm_ = 0;  // CM datagrams not for this endpoint (or malformed)
   bool auto_progress_ = false;  // the domain's FI_PROGRESS_AUTO (its thread polls most)
   // Last member: destroyed first, waiting for copies into buffers ops_ holds.

@@ -65,6 +65,7 @@ ssize_t SendLocked(Endpoint& ep, const SendArgs& a, const char* call) {
   if (inject && dev) {
     if (const int rc = CopyInjectSource(*dev, &op.owned, call); rc != FI_SUCCESS) return rc;
   } else if (inject) {
+    op.owned = ep.progress->TakeInjectBuffer();
     op.owned.assign(data.begin(), data.end());
   } else if (dev) {
     if (const int rc = PrepareOutbound(ep, *dev, op, &data, &ready, call); rc != FI_SUCCESS) {

@@ -90,6 +90,7 @@ ssize_t RmaLocked(Endpoint& ep, const RmaArgs& a, const char* call) {
   if (inject && dev) {
     if (const int rc = CopyInjectSource(*dev, &op.owned, call); rc != FI_SUCCESS) return rc;
   } else if (inject) {
+    op.owned = ep.progress->TakeInjectBuffer();
     op.owned.assign(src.begin(), src.end());
   } else if (dev && a.read) {
     if (const int rc = PrepareInbound(ep, *dev, op, &into, call); rc != FI_SUCCESS) return rc;

@@ -179,6 +179,11 @@ class PacketIo {
   // Default: nothing is ever lent.
   virtual void Detach(Loan loan) { (void)loan; }
   virtual void DetachAll() {}
+  // The first n queued datagrams leave after the others queued behind them
+  // (held ACKs after the reply they ride with, issue 26: the reply reaches
+  // the peer first, and with GSO both go as one send). Lent bodies are copied
+  // in. Default (backends whose order is their own): nothing moves.
+  virtual void MoveFrontToBack(size_t n) { (void)n; }
   // Hands everything queued to the kernel (EAGAIN: keeps the rest queued and
   // returns). Returns datagrams sent by this call.
   virtual size_t Flush() = 0;

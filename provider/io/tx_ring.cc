@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace uet::prov::io_internal {
 
@@ -167,6 +168,29 @@ void TxRing::Consume(size_t n) {
   }
   count_ -= n;
   head_ = count_ == 0 ? 0 : (head_ + n) % batch_;
+}
+
+void TxRing::SwapQueued(size_t i, size_t j) {
+  const size_t a = (head_ + i) % batch_;
+  const size_t b = (head_ + j) % batch_;
+  std::swap(own(a), own(b));  // each slot still owns one buffer of its own
+  std::swap(body(a), body(b));
+  std::swap(addr_[a], addr_[b]);
+  std::swap(addr_len_[a], addr_len_[b]);
+  std::swap(loan_serial_[a], loan_serial_[b]);
+}
+
+void TxRing::ReverseQueued(size_t from, size_t to) {
+  while (from + 1 < to) SwapQueued(from++, --to);
+}
+
+void TxRing::MoveFrontToBack(size_t n) {
+  if (n == 0 || n >= count_) return;
+  DetachAll();  // loans name slots: none may move while lent
+  // A rotation by three reversals: [A B] -> [B A], each keeping its order.
+  ReverseQueued(0, n);
+  ReverseQueued(n, count_);
+  ReverseQueued(0, count_);
 }
 
 }  // namespace uet::prov::io_internal

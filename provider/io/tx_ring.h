@@ -143,6 +143,13 @@ class TxRing {
   // Frees n slots at the head (sent or dropped).
   void Consume(size_t n);
 
+  // Moves the first n queued datagrams behind the others, each group in its
+  // own order (held ACKs go after the reply they ride with: Progress, issue
+  // 26 "64-byte latency"). Slots trade their descriptions, not their bytes.
+  // Lent bodies are copied in first (a loan's tag names its slot), so the
+  // caller keeps the count small. Nothing happens when n is 0 or >= count().
+  void MoveFrontToBack(size_t n);
+
  private:
   // Room for one UDP_SEGMENT control message (a u16).
   struct alignas(cmsghdr) SegmentCmsg {
@@ -158,6 +165,10 @@ class TxRing {
   bool Address(int family, const IpAddress& dst, uint16_t port, size_t slot);
   // Copies slot's lent body into the slot and ends the loan.
   void CopyIn(size_t slot);
+  // Swaps the descriptions of queued positions i and j (from the head).
+  void SwapQueued(size_t i, size_t j);
+  // Reverses queued positions [from, to).
+  void ReverseQueued(size_t from, size_t to);
 
   size_t batch_;
   size_t slot_bytes_;                 // max_datagram

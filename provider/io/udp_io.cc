@@ -78,6 +78,7 @@ PacketIo::Loan UdpIo::QueueLent(const IpAddress& dst, uint16_t port,
 
 void UdpIo::Detach(Loan loan) { tx_->Detach(loan); }
 void UdpIo::DetachAll() { tx_->DetachAll(); }
+void UdpIo::MoveFrontToBack(size_t n) { tx_->MoveFrontToBack(n); }
 
 std::span<std::byte> UdpIo::Reserve(const IpAddress& dst, uint16_t port) {
   return tx_->Reserve(family_, dst, port, [this] { Flush(); });

@@ -116,6 +116,7 @@ class UdpIo final : public PacketIo {
                  std::span<const std::byte> body) override;
   void Detach(Loan loan) override;
   void DetachAll() override;
+  void MoveFrontToBack(size_t n) override;
   // sendmmsg of everything queued (retries EINTR; EAGAIN: keeps the rest queued,
   // returns). Returns datagrams sent by this call.
   size_t Flush() override;

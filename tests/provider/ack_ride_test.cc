@@ -17,6 +17,7 @@
 // expire; AckRideDefaults checks the default window. One process per case
 // (the provider reads FI_UET_* once).
 #include <linux/io_uring.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -28,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <mutex>
 #include <regex>
 #include <string>
 #include <vector>
@@ -37,11 +39,68 @@
 
 namespace {
 std::atomic<uint64_t> g_sendmmsg_calls{0};
+
+// What the send calls carried, while g_shapes_on: calls with both requests
+// and control packets (ACKs ...), those where a control packet came before a
+// request, and those of them that were one message (one GSO send).
+std::atomic<bool> g_shapes_on{false};
+std::mutex g_shapes_mu;
+struct Shapes {
+  uint64_t mixed = 0, control_first = 0, mixed_one_message = 0;
+};
+Shapes g_shapes;
+
+// The byte at `offset` of a message's iovecs (0 past the end).
+uint8_t ByteAt(const msghdr& h, size_t offset) {
+  for (size_t i = 0; i < h.msg_iovlen; ++i) {
+    if (offset < h.msg_iov[i].iov_len) {
+      return static_cast<const uint8_t*>(h.msg_iov[i].iov_base)[offset];
+    }
+    offset -= h.msg_iov[i].iov_len;
+  }
+  return 0;
+}
+
+// The send call's datagrams in order, by their PDS type (the prologue's top 5
+// bits): a request (RUD/ROD, with or without CC) or control (ACK, ACK_CC,
+// ACK_CCX, NACK, control, NACK_CCX). A GSO message is cut at its segment size.
+void RecordShape(const mmsghdr* msgs, unsigned int n) {
+  bool request = false, control = false, control_first = false;
+  for (unsigned int m = 0; m < n; ++m) {
+    const msghdr& h = msgs[m].msg_hdr;
+    size_t total = 0;
+    for (size_t i = 0; i < h.msg_iovlen; ++i) total += h.msg_iov[i].iov_len;
+    size_t segment = total;
+    for (const cmsghdr* c = h.msg_controllen != 0 ? CMSG_FIRSTHDR(&h) : nullptr; c != nullptr;
+         c = CMSG_NXTHDR(const_cast<msghdr*>(&h), const_cast<cmsghdr*>(c))) {
+      if (c->cmsg_level == SOL_UDP && c->cmsg_type == UDP_SEGMENT) {
+        uint16_t v = 0;
+        std::memcpy(&v, CMSG_DATA(c), sizeof v);
+        segment = v;
+      }
+    }
+    for (size_t off = 0; segment > 0 && off < total; off += segment) {
+      const unsigned type = ByteAt(h, off) >> 3;
+      if (type == 2 || type == 3 || type == 13 || type == 14) {
+        request = true;
+        if (control) control_first = true;
+      } else if (type >= 7 && type <= 12) {
+        control = true;
+      }
+    }
+  }
+  if (!(request && control)) return;
+  std::lock_guard<std::mutex> lock(g_shapes_mu);
+  ++g_shapes.mixed;
+  if (control_first) ++g_shapes.control_first;
+  if (n == 1) ++g_shapes.mixed_one_message;
+}
 }  // namespace
 
 // Every sendmmsg of the process, the provider's included.
 extern "C" int sendmmsg(int fd, struct mmsghdr* msgs, unsigned int n, int flags) {
   g_sendmmsg_calls.fetch_add(1, std::memory_order_relaxed);
+  if (g_shapes_on.load(std::memory_order_relaxed)) RecordShape(msgs, n);
   return static_cast<int>(syscall(SYS_sendmmsg, fd, msgs, n, flags));
 }
 
@@ -216,6 +275,38 @@ TEST_F(AckRide, PingPongMakesOneSendCallPerSidePerRoundTrip) {
   // PingPong (it expires), holds that a preempted thread let expire, and the
   // backoff's skips after those.
   EXPECT_GE(r.rode, 2u * kRoundTrips - kRoundTrips / 5);
+}
+
+// The held ACK leaves after the reply it rides with, in the same send call
+// (issue 26, spec-notes/provider.md "64-byte latency (issue 26)"): the reply
+// reaches the peer first, and on loopback (one EV, GSO on) the two go as one
+// GSO message (equal sizes but a shorter last: the reply, then the ACK), one
+// datagram through the kernel. Before, the ACK, queued first, went first.
+TEST_F(AckRide, HeldAckLeavesAfterTheReplyInOneMessage) {
+  ASSERT_NO_FATAL_FAILURE(PingPong(10));
+  g_shapes_on = true;
+  ASSERT_NO_FATAL_FAILURE(PingPong(kRoundTrips));
+  g_shapes_on = false;
+  const RideLog r = CloseAndParse();
+  Shapes s;
+  {
+    std::lock_guard<std::mutex> lock(g_shapes_mu);
+    s = g_shapes;
+  }
+  std::cout << "send calls with a request and an ACK: " << s.mixed << ", the ACK first "
+            << s.control_first << ", one message " << s.mixed_one_message << "\n";
+  // Each side's reply carried the ACK of the message it answers (as above).
+  EXPECT_GE(s.mixed, 2u * kRoundTrips - kRoundTrips / 5);
+  EXPECT_GE(r.rode, 2u * kRoundTrips - kRoundTrips / 5);
+  EXPECT_EQ(s.control_first, 0u) << "an ACK went before the request it rode with";
+  EXPECT_GE(s.mixed_one_message, s.mixed - s.mixed / 10) << "not one GSO message";
+  const std::regex moved("sent after the packets they rode with ([0-9]+)");
+  uint64_t logged = 0;
+  for (auto it = std::sregex_iterator(log_.begin(), log_.end(), moved);
+       it != std::sregex_iterator(); ++it) {
+    logged += std::stoull((*it)[1]);
+  }
+  EXPECT_GE(logged, s.mixed) << "the close log's count";
 }
 
 // The defaults: a 32 us window (FI_UET_ACK_RIDE_US), at most a quarter of the

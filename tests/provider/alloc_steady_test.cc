@@ -4,8 +4,9 @@
 // global operator new counts every C++ allocation in the process (SES, PDS,
 // the provider, libstdc++ containers) while it runs. After a warm-up (pools,
 // rings and containers reach their peak size) the count must not move: 0
-// allocations for 1,000 64 B and 100 1 MiB round trips (spec-notes/provider.md
-// "Allocations and per-packet work").
+// allocations for 1,000 64 B and 100 1 MiB round trips, and for 1,000 round
+// trips of fi_inject (64 B, inject_size) (spec-notes/provider.md
+// "Allocations and per-packet work", "64-byte latency (issue 26)").
 //
 // The counting hook is this binary's own, so the test is an executable of its
 // own. The loop below allocates nothing itself (stack CQ entries, buffers made
@@ -65,11 +66,25 @@ class AllocSteady : public RdmApi {
     return true;
   }
 
-  // Allocations made by `n` round trips of `size` bytes.
-  uint64_t Count(size_t size, int n) {
+  // The same with fi_inject (fi_pingpong's way below inject_size: no send
+  // completion to wait for; the copy is the provider's until the ACK).
+  bool InjectPingPong(size_t size, int n) {
+    for (int i = 0; i < n; ++i) {
+      if (fi_recv(b_.ep.ep, in_b_.data(), size, nullptr, FI_ADDR_UNSPEC, nullptr) != 0) return false;
+      if (fi_recv(a_.ep.ep, in_a_.data(), size, nullptr, FI_ADDR_UNSPEC, nullptr) != 0) return false;
+      if (fi_inject(a_.ep.ep, out_.data(), size, a_to_b_) != 0) return false;
+      if (!WaitOne(b_.ep.rx.cq)) return false;
+      if (fi_inject(b_.ep.ep, out_.data(), size, b_to_a_) != 0) return false;
+      if (!WaitOne(a_.ep.rx.cq)) return false;
+    }
+    return true;
+  }
+
+  // Allocations made by `n` round trips of `size` bytes (injected).
+  uint64_t Count(size_t size, int n, bool inject = false) {
     g_allocs = 0;
     g_counting = true;
-    const bool ok = PingPong(size, n);
+    const bool ok = inject ? InjectPingPong(size, n) : PingPong(size, n);
     g_counting = false;
     EXPECT_TRUE(ok) << size << " B round trips failed";
     return g_allocs.load();
@@ -95,6 +110,13 @@ TEST_F(AllocSteady, NoAllocationPerMessageOrPacket) {
   EXPECT_EQ(small, 0u) << "allocations in 1000 64 B round trips (2000 messages)";
   const uint64_t big = Count(kBig, 100);
   EXPECT_EQ(big, 0u) << "allocations in 100 1 MiB round trips (200 messages, ~160,000 packets)";
+  // Injects of 64 B and of inject_size (fi_pingpong's 64 B path since issue
+  // 26): their copies reuse kept buffers (Progress::TakeInjectBuffer).
+  ASSERT_TRUE(InjectPingPong(64, 300));
+  ASSERT_TRUE(InjectPingPong(kInject, 300));
+  EXPECT_EQ(Count(64, 1000, /*inject=*/true), 0u) << "allocations in 1000 64 B inject round trips";
+  EXPECT_EQ(Count(kInject, 1000, /*inject=*/true), 0u)
+      << "allocations in 1000 inject_size round trips";
   // The data arrived (the exchange did real work).
   EXPECT_EQ(in_a_[kBig - 1], std::byte{0x5a});
   EXPECT_EQ(in_b_[kBig - 1], std::byte{0x5a});

@@ -198,7 +198,7 @@ TEST_F(GetInfo, NullHintsReturnTheTableAndASourceAddress) {
                                   FI_SOURCE | FI_MULTI_RECV | FI_RMA_EVENT);
   EXPECT_EQ(i->tx_attr->rma_iov_limit, 1u);
   EXPECT_EQ(i->ep_attr->max_order_raw_size, kMaxMsgSize);
-  EXPECT_EQ(i->tx_attr->inject_size, 64u);
+  EXPECT_EQ(i->tx_attr->inject_size, 256u);
   EXPECT_EQ(i->tx_attr->iov_limit, 1u);
   EXPECT_EQ(i->rx_attr->iov_limit, 1u);
   EXPECT_EQ(i->tx_attr->size, kTxSize);
@@ -816,13 +816,13 @@ TEST_F(GetInfo, MaxMsgSize) {
 
 TEST_F(GetInfo, InjectSize) {
   InfoPtr h = PingpongHints();
-  h->tx_attr->inject_size = 65;
+  h->tx_attr->inject_size = 257;
   ExpectRejected(h.get(), "tx_attr->inject_size");
-  for (size_t n : {size_t{64}, size_t{16}}) {
+  for (size_t n : {size_t{256}, size_t{128}, size_t{64}, size_t{16}}) {
     h->tx_attr->inject_size = n;
     InfoPtr out = Accept(h.get());
     ASSERT_NE(out, nullptr);
-    EXPECT_EQ(out->tx_attr->inject_size, 64u);
+    EXPECT_EQ(out->tx_attr->inject_size, 256u);
   }
 }
 
@@ -1222,7 +1222,7 @@ TEST_F(GetInfo, RejectionsLogThroughFiLog) {
   InfoPtr out;
   EXPECT_EQ(Call(h.get(), &out), -FI_ENODATA);
   const std::string err = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(err.find("uet: FI_EP_RDM rejected: tx_attr->inject_size wants 4096, we offer 64"),
+  EXPECT_NE(err.find("uet: FI_EP_RDM rejected: tx_attr->inject_size wants 4096, we offer 256"),
             std::string::npos)
       << err;
   unsetenv("FI_LOG_LEVEL");

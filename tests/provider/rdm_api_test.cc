@@ -245,7 +245,7 @@ TEST_F(RdmApi, WritedataReportsAtTheTarget) {
 }
 
 TEST_F(RdmApi, InjectWriteHasNoCompletion) {
-  std::vector<uint8_t> region(256, 0);
+  std::vector<uint8_t> region(kInject + 64, 0);
   Mr* mr = Register(b_.domain, region.data(), region.size(), FI_REMOTE_WRITE);
   std::vector<uint8_t> out = Pattern(kInject, 40);
   const std::vector<uint8_t> want = out;
@@ -555,7 +555,7 @@ TEST_F(RdmApi, AtomicValidCounts) {
 
 TEST_F(RdmApi, BadArguments) {
   fid_ep* ep = a_.ep.ep;
-  std::vector<uint8_t> buf(200, 1), region(4096, 0);
+  std::vector<uint8_t> buf(kInject + 100, 1), region(4096, 0);
   Mr* mr = Register(b_.domain, region.data(), region.size(), FI_REMOTE_READ | FI_REMOTE_WRITE);
   iovec two[2] = {{buf.data(), 10}, {buf.data() + 10, 10}};
   EXPECT_EQ(fi_sendv(ep, two, nullptr, 2, a_to_b_, nullptr), -FI_EINVAL);
@@ -589,6 +589,7 @@ TEST_F(RdmApi, BadArguments) {
   EXPECT_EQ(fi_writemsg(ep, &msg, 0), -FI_EINVAL);
   rma[0].len = 100;
   EXPECT_EQ(fi_readmsg(ep, &msg, FI_REMOTE_CQ_DATA), -FI_EBADFLAGS);
+  one.iov_len = rma[0].len = kInject + 1;  // one byte over inject_size
   EXPECT_EQ(fi_writemsg(ep, &msg, FI_INJECT), -FI_EMSGSIZE);
   EXPECT_EQ(fi_writemsg(ep, nullptr, 0), -FI_EINVAL);
 

@@ -37,7 +37,7 @@ namespace uet::fitest {
 constexpr uint32_t kVersion = FI_VERSION(1, 17);
 constexpr auto kTimeout = std::chrono::seconds(20);
 constexpr size_t kPayload = 1324;  // SES default payload per packet
-constexpr size_t kInject = 64;
+constexpr size_t kInject = 256;  // tx_attr->inject_size
 constexpr uint64_t kAllCaps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_DIRECTED_RECV |
                               FI_MULTI_RECV | FI_SOURCE;
 

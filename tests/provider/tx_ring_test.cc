@@ -136,5 +136,58 @@ TEST(TxRingTest, ReserveTailThenCommitQueuesTheBytesWrittenInPlace) {
   EXPECT_TRUE(ring.ReserveTail(AF_INET, IpAddress::V6({}), 4795).empty());
 }
 
+// Given a wrapped ring holding two short "ACKs" then a lent "reply" and a
+// second reply, expect MoveFrontToBack(2) to send the replies first and the
+// ACKs after them (issue 26: held ACKs after the reply they ride with), each
+// group in order, every slot with its own bytes, address and buffer; the lent
+// body copied in (its loan ended: releasing it later changes nothing), and
+// with GSO the replies and the shorter ACK after them one message.
+TEST(TxRingTest, MoveFrontToBackSendsTheRestFirst) {
+  TxRing ring(4, kMaxDatagram);
+  const IpAddress peer = IpAddress::V4({127, 0, 0, 1});
+  const std::vector<std::byte> ack1(40, std::byte{0xA1}), ack2(40, std::byte{0xA2});
+  const std::vector<std::byte> head(20, std::byte{0x11});
+  std::vector<std::byte> body(100, std::byte{0x22});
+  const std::vector<std::byte> reply2(120, std::byte{0x33});
+  // Wrap the ring: two datagrams in and out first, so the queue starts at slot 2.
+  ASSERT_TRUE(ring.Push(AF_INET, peer, 4793, {}, ack1));
+  ASSERT_TRUE(ring.Push(AF_INET, peer, 4793, {}, ack1));
+  ring.Consume(2);
+  ASSERT_TRUE(ring.Push(AF_INET, peer, 4793, {}, ack1));
+  ASSERT_TRUE(ring.Push(AF_INET, peer, 4793, {}, ack2));
+  TxRing::Loan loan = TxRing::kNoLoan;
+  ASSERT_TRUE(ring.PushLent(AF_INET, peer, 4793, head, body, &loan));
+  ASSERT_TRUE(ring.Push(AF_INET, peer, 4793, {}, reply2));
+  ring.MoveFrontToBack(2);
+  EXPECT_EQ(ring.count(), 4u);
+  EXPECT_EQ(ring.lent(), 0u);
+  body.assign(body.size(), std::byte{0xFF});  // the caller reuses it: the slot has a copy
+  ring.Detach(loan);                           // stale now: nothing happens
+  std::vector<std::byte> reply1 = head;
+  reply1.insert(reply1.end(), 100, std::byte{0x22});
+  const std::vector<std::vector<std::byte>> want = {reply1, reply2, ack1, ack2};
+  // The ring wraps after its second queued slot: two Builds, as Flush does.
+  std::vector<std::vector<std::byte>> got;
+  while (ring.count() > 0) {
+    const size_t m = ring.Build(/*gso=*/false);
+    for (size_t i = 0; i < m; ++i) got.push_back(Datagram(ring, i));
+    ring.Consume(m);
+  }
+  EXPECT_EQ(got, want);
+  // No wrap: [ack, reply (120), reply (120)] -> [reply, reply, ack], one GSO message.
+  TxRing flat(4, kMaxDatagram);
+  ASSERT_TRUE(flat.Push(AF_INET, peer, 4793, {}, ack1));
+  ASSERT_TRUE(flat.Push(AF_INET, peer, 4793, {}, reply2));
+  ASSERT_TRUE(flat.Push(AF_INET, peer, 4793, {}, reply2));
+  flat.MoveFrontToBack(1);
+  ASSERT_EQ(flat.Build(/*gso=*/true), 1u);
+  EXPECT_EQ(flat.datagrams(0), 3u);
+  // Nothing to move past: the order stays.
+  flat.MoveFrontToBack(3);
+  flat.MoveFrontToBack(0);
+  ASSERT_EQ(flat.Build(/*gso=*/false), 3u);
+  EXPECT_EQ(Datagram(flat, 2), ack1);
+}
+
 }  // namespace
 }  // namespace uet::prov::io_internal
