@@ -66,13 +66,17 @@ TEST(EvSocketsTest, AFullRingFlushesThroughTheOwnerOnceAsOneSend) {
   // To a port nobody reads: the kernel takes the datagrams all the same.
   for (size_t i = 0; i < kRun; ++i) {
     ASSERT_TRUE(s.Queue(1, kLoopback, 9, datagram)) << i;
-    if (i + 1 < kRun) EXPECT_EQ(calls, 0u) << i;
+    if (i + 1 < kRun) {
+      EXPECT_EQ(calls, 0u) << i;
+    }
   }
   EXPECT_EQ(calls, 1u);
   EXPECT_EQ(queued_at_call, kRun);
   EXPECT_EQ(s.queued(1), 0u);
   EXPECT_EQ(s.stats().sent, kRun);
-  if (s.stats().gso_refused == 0) EXPECT_EQ(s.stats().gso_sends, 1u);
+  if (s.stats().gso_refused == 0) {
+    EXPECT_EQ(s.stats().gso_sends, 1u);
+  }
 }
 
 // Without an owner's flush a full ring sends itself alone (the old policy).
