@@ -162,9 +162,10 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep, const PayloadChoice& payloa
                               : static_cast<uint32_t>(std::min<int64_t>(p.spray_fast_retx, UINT32_MAX));
   }
   // Out of range: the engine refuses it; fi_enable checks first (-FI_EINVAL).
-  // 0 (unset): one GSO send's worth of floor-payload packets (44..46 on a
-  // 1500-byte path), so each run on an EV leaves as one send and arrives as
-  // one GRO batch (spec-notes/provider.md "Bulk on a 1500-byte path").
+  // 0: one GSO send's worth of floor-payload packets (46 on a 1500-byte
+  // path), so each run on an EV leaves as one send and arrives as one GRO
+  // batch (spec-notes/provider.md "Bulk on a 1500-byte path": not the
+  // default until the two-path goodput step is measured on a quiet host).
   c.pds.spray_burst =
       p.spray_burst == 0
           ? EvSockets::GsoRunFor(payload_bytes + ses::EndpointConfig::kMaxSesOverhead)

@@ -124,7 +124,7 @@ struct ProviderParams {
   int64_t spray_fast_retx = -1;  // FI_UET_SPRAY_FAST_RETX (-1: the engine's default)
   // FI_UET_SPRAY_BURST: packets per EV choice (pds/entropy.h); 0: what one
   // GSO send holds at the endpoint's payload (EvSockets::GsoRunFor)
-  int64_t spray_burst = 0;
+  int64_t spray_burst = 16;
   // FI_UET_MAX_CCCS: congestion control contexts (peer FEPs) per endpoint
   // (0: the engine's default, pds::EngineConfig::kDefaultMaxCccs).
   int64_t max_cccs = 0;
