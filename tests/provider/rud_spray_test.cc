@@ -3,11 +3,11 @@
 // runs leave in PSN order whatever EV ring fills first. Before, a full EV
 // ring sent itself at once while the run queued before it on another socket
 // (always EV 0's: the main ring never fills on one run) waited for the end
-// of the pass, so the target saw a gap every 16 runs and ACKed each at once:
-// ~3 out-of-order ACKs per MiB (fi_pingpong on veth: ~3,800 per side per
-// 300 x 1 MiB); after, ~0.05.
+// of the pass, so the target saw a gap every 16 runs and ACKed each at once.
+// Here: 240-267 out-of-order ACKs over the 16 MiB before (15-17 per MiB;
+// fi_pingpong on veth: ~3,800 per side per 300 x 1 MiB), 0-8 after.
 //
-// Bound: out-of-order ACKs (both endpoints) below 0.5 per MiB sent, over
+// Bound: out-of-order ACKs (both endpoints) below 2 per MiB sent, over
 // 8 MiB of 64 KiB sends each way at once. Counters from the close log
 // (FI_LOG_LEVEL=info). One process per case (params_harness.h).
 #include <cstdint>
@@ -20,14 +20,14 @@
 #include "tests/provider/params_harness.h"
 #include "tests/provider/rdm_harness.h"
 
-namespace uet::fitest {
+namespace uet::fitest::rud_spray {  // named: the unity build shares rod_spray_test's names
 namespace {
 
 constexpr size_t kMessageBytes = 64 * 1024;
 constexpr size_t kMessages = 128;  // 8 MiB each way
 constexpr size_t kInFlight = 8;
 constexpr double kMiB = 1024.0 * 1024.0;
-constexpr double kMaxOutOfOrderAcksPerMiB = 0.5;
+constexpr double kMaxOutOfOrderAcksPerMiB = 2.0;
 
 class RudSpray : public RdmApi {
  protected:
@@ -107,4 +107,4 @@ TEST_F(RudSpray, RunsLeaveInPsnOrderSoGapsAreNotAckedAtOnce) {
 }
 
 }  // namespace
-}  // namespace uet::fitest
+}  // namespace uet::fitest::rud_spray
