@@ -48,7 +48,10 @@ Result<std::unique_ptr<Progress>> Progress::Create(Endpoint& ep,
   // Multipath: one send socket per EV beyond the first, on the bound address.
   UET_ASSIGN_OR_RETURN(p->ev_sockets_,
                        EvSockets::Open(io_config, p->io_->local_addr(), c.pds.entropy_count,
-                                       ev_first_port));
+                                       ev_first_port, c.pds.spray_burst));
+  // A run that fills its EV's ring sends every socket's batch in order, not
+  // its own alone (spec-notes/provider.md "Bulk on a 1500-byte path").
+  p->ev_sockets_.set_flush_all([raw = p.get()] { raw->FlushNow(); });
   p->in_order_.assign(p->ev_sockets_.count(), false);
   p->flush_order_.reserve(p->ev_sockets_.count());
   c.pds.sprayed_source_ports = true;
@@ -331,7 +334,7 @@ void Progress::QueueSealed(const FabricAddress& dst, std::span<const std::byte> 
 void Progress::BeforeQueue(uint16_t ev) {
   if (ev >= in_order_.size()) return;  // not an EV: EvSockets counts the error
   const size_t queued = ev == 0 ? io_->queued() : ev_sockets_.queued(ev);
-  const size_t room = ev == 0 ? io_->batch() : EvSockets::kBatch;
+  const size_t room = ev == 0 ? io_->batch() : ev_sockets_.batch();
   if (queued >= room) Flush();
   if (!in_order_[ev]) {
     in_order_[ev] = true;

@@ -162,7 +162,14 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep, const PayloadChoice& payloa
                               : static_cast<uint32_t>(std::min<int64_t>(p.spray_fast_retx, UINT32_MAX));
   }
   // Out of range: the engine refuses it; fi_enable checks first (-FI_EINVAL).
-  c.pds.spray_burst = static_cast<uint16_t>(std::clamp<int64_t>(p.spray_burst, 0, 65535));
+  // 0: one GSO send's worth of floor-payload packets (46 on a 1500-byte
+  // path), so each run on an EV leaves as one send and arrives as one GRO
+  // batch (spec-notes/provider.md "Bulk on a 1500-byte path": not the
+  // default until the two-path goodput step is measured on a quiet host).
+  c.pds.spray_burst =
+      p.spray_burst == 0
+          ? EvSockets::GsoRunFor(payload_bytes + ses::EndpointConfig::kMaxSesOverhead)
+          : static_cast<uint16_t>(std::clamp<int64_t>(p.spray_burst, 0, 65535));
   if (p.max_cccs != 0) {
     c.pds.max_cccs = static_cast<uint32_t>(std::clamp<int64_t>(p.max_cccs, 1, 65535));
   }
@@ -302,8 +309,9 @@ int EnableEndpoint(Endpoint& ep) {
                  static_cast<long long>(ev_base + Params().ev_count - 2));
     return -FI_EINVAL;
   }
-  if (Params().spray_burst < 1 || Params().spray_burst > pds::EntropySelector::kMaxBurst) {
-    UET_LOG_WARN(FI_LOG_EP_CTRL, "uet: fi_enable: FI_UET_SPRAY_BURST=%lld: must be 1..%u\n",
+  if (Params().spray_burst < 0 || Params().spray_burst > pds::EntropySelector::kMaxBurst) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL,
+                 "uet: fi_enable: FI_UET_SPRAY_BURST=%lld: must be 1..%u (0: one GSO send)\n",
                  static_cast<long long>(Params().spray_burst), pds::EntropySelector::kMaxBurst);
     return -FI_EINVAL;
   }

@@ -445,7 +445,8 @@ constexpr ParamDef kParamDefs[] = {
      "path, in order) are acknowledged, 0..128 (default 3; 0: the RTO alone)"},
     {"spray_burst", FI_PARAM_INT,
      "Multipath spraying: consecutive packets a PDC sends on one EV before it picks the "
-     "next, 1..64 (default 16; 1: every packet on its own choice). A run on one socket "
+     "next, 0..64 (default 16; 0: what one GSO send holds at the endpoint's payload, "
+     "16..64, 46 on a 1500-byte path; 1: every packet on its own choice). A run on one socket "
      "leaves as one GSO send and arrives in order; runs take the EVs round-robin"},
     {"max_cccs", FI_PARAM_INT,
      "Congestion control contexts per endpoint, 1..65535 (default 1024): one per peer "

@@ -122,7 +122,9 @@ struct ProviderParams {
   int64_t ev_port_base = 0;  // FI_UET_EV_PORT_BASE: source port of EV 1 (0: ephemeral)
   std::string cc_tune;  // FI_UET_CC_TUNE: controller constants (provider/cc_tune.h)
   int64_t spray_fast_retx = -1;  // FI_UET_SPRAY_FAST_RETX (-1: the engine's default)
-  int64_t spray_burst = 16;      // FI_UET_SPRAY_BURST: packets per EV choice (pds/entropy.h)
+  // FI_UET_SPRAY_BURST: packets per EV choice (pds/entropy.h); 0: what one
+  // GSO send holds at the endpoint's payload (EvSockets::GsoRunFor)
+  int64_t spray_burst = 16;
   // FI_UET_MAX_CCCS: congestion control contexts (peer FEPs) per endpoint
   // (0: the engine's default, pds::EngineConfig::kDefaultMaxCccs).
   int64_t max_cccs = 0;

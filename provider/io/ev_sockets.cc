@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <new>
 #include <utility>
 
@@ -17,9 +18,15 @@ using io_internal::SendQueued;
 using io_internal::TxRing;
 using io_internal::UdpSocket;
 
+uint16_t EvSockets::GsoRunFor(size_t datagram) {
+  const size_t fit = datagram == 0 ? kMaxBatch : TxRing::kMaxGsoBytes / datagram;
+  return static_cast<uint16_t>(std::clamp(std::min(fit, TxRing::kMaxGsoSegments), kBatch, kMaxBatch));
+}
+
 Result<EvSockets> EvSockets::Open(const UdpIoConfig& main, const IpAddress& bound, uint16_t count,
-                                  uint16_t first_port) {
+                                  uint16_t first_port, size_t batch) {
   EvSockets s;
+  s.batch_ = std::clamp(batch, kBatch, kMaxBatch);
   UdpIoConfig c = main;
   c.bind_addr = bound;
   c.port = 0;
@@ -40,9 +47,9 @@ Result<EvSockets> EvSockets::Open(const UdpIoConfig& main, const IpAddress& boun
     s.evs_.push_back(Ev{.fd = u.fd, .port = u.local_port, .gso = u.gso, .tx = nullptr});
     if (u.gso_refused) s.stats_.gso_refused = 1;
     try {
-      s.evs_.back().tx = std::make_unique<TxRing>(kBatch, c.max_datagram);
+      s.evs_.back().tx = std::make_unique<TxRing>(s.batch_, c.max_datagram);
     } catch (const std::bad_alloc&) {
-      return Error::NoSpace("ev_sockets", "send ring", TxRing::Bytes(kBatch, c.max_datagram));
+      return Error::NoSpace("ev_sockets", "send ring", TxRing::Bytes(s.batch_, c.max_datagram));
     }
   }
   return s;
@@ -54,6 +61,8 @@ EvSockets::EvSockets(EvSockets&& o) noexcept
     : evs_(std::move(o.evs_)),
       family_(o.family_),
       max_datagram_(o.max_datagram_),
+      batch_(o.batch_),
+      flush_all_(std::move(o.flush_all_)),
       stats_(o.stats_) {
   o.evs_.clear();
 }
@@ -65,6 +74,8 @@ EvSockets& EvSockets::operator=(EvSockets&& o) noexcept {
     o.evs_.clear();
     family_ = o.family_;
     max_datagram_ = o.max_datagram_;
+    batch_ = o.batch_;
+    flush_all_ = std::move(o.flush_all_);
     stats_ = o.stats_;
   }
   return *this;
@@ -91,8 +102,14 @@ bool EvSockets::Queue(uint16_t ev, const IpAddress& ip, uint16_t port,
     return false;
   }
   Ev& e = evs_[ev - 1];
-  if (!e.tx->Enqueue(family_, max_datagram_, ip, port, head, body,
-                     [&] { SendQueued(e.fd, *e.tx, &e.gso, &stats_); }, loan)) {
+  const auto flush = [&] {
+    if (flush_all_) {
+      flush_all_();  // every socket in order, this one included
+    } else {
+      SendQueued(e.fd, *e.tx, &e.gso, &stats_);
+    }
+  };
+  if (!e.tx->Enqueue(family_, max_datagram_, ip, port, head, body, flush, loan)) {
     ++stats_.send_errors;
     return false;
   }

@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -43,21 +44,38 @@ class TxRing;
 
 class EvSockets {
  public:
-  // Datagrams each EV's ring holds before a Queue flushes it.
+  // Datagrams each EV's ring holds at least before a Queue flushes it
+  // (Open's `batch` may ask more: one spray run per ring, GsoRunFor).
   static constexpr size_t kBatch = 16;
+  static constexpr size_t kMaxBatch = 64;  // TxRing::kMaxGsoSegments
+  // How many datagrams of `datagram` bytes one GSO send holds (the kernel's
+  // 64-segment and 64 KiB limits), at least kBatch, at most kMaxBatch: the
+  // provider's default spray run (FI_UET_SPRAY_BURST unset), so a run on one
+  // EV leaves as one GSO send (spec-notes/provider.md "Bulk on a 1500-byte
+  // path (issue 26)").
+  static uint16_t GsoRunFor(size_t datagram);
 
   // `count` EVs in all (1: nothing opened); `main` is the endpoint's socket
   // config (its bound address is reused; port and GRO are not). EV e's port:
   // ephemeral when first_port is 0, else first_port + e - 1 (the caller
   // checks that the range fits below 65536; a port in use fails the bind).
+  // `batch`: slots per EV ring, kBatch..kMaxBatch (clamped).
   static Result<EvSockets> Open(const UdpIoConfig& main, const IpAddress& bound, uint16_t count,
-                                uint16_t first_port = 0);
+                                uint16_t first_port = 0, size_t batch = kBatch);
   EvSockets();
   EvSockets(EvSockets&&) noexcept;
   EvSockets& operator=(EvSockets&&) noexcept;
   ~EvSockets();
 
   uint16_t count() const { return static_cast<uint16_t>(evs_.size() + 1); }
+  // Slots per EV ring.
+  size_t batch() const { return batch_; }
+  // What a Queue does when its EV's ring fills: `flush_all`, if set, instead
+  // of sending that ring alone. The owner flushes every socket in the order
+  // of their first queued packet (Progress::FlushNow), so a run that fills
+  // its ring does not overtake runs queued before it on other sockets (the
+  // main socket's included): the receiver sees the PDC's PSNs in order.
+  void set_flush_all(std::function<void()> flush_all) { flush_all_ = std::move(flush_all); }
   // The source port of EV `ev` (1 .. count-1).
   uint16_t port(uint16_t ev) const { return evs_[ev - 1].port; }
   // Queues one datagram on EV `ev`'s socket (sent by the next Flush, or now
@@ -92,6 +110,8 @@ class EvSockets {
   std::vector<Ev> evs_;
   int family_ = 0;
   size_t max_datagram_ = 0;
+  size_t batch_ = kBatch;
+  std::function<void()> flush_all_;
   PacketIo::Stats stats_;
 };
 
