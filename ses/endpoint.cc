@@ -64,6 +64,26 @@ std::string Completion::Describe() const {
                     ReturnCodeName(rc), static_cast<unsigned>(rc));
       break;
     case CompletionStatus::kTransportError:
+      if (rendezvous_read) {
+        // The receive's read of the rest of a rendezvous message failed.
+        const long long ms =
+            std::chrono::duration_cast<std::chrono::milliseconds>(transport.silent_for).count();
+        if (transport.reason == pds::FailureReason::kPeerTimeout) {
+          std::snprintf(buf, sizeof buf,
+                        "uet: %s from %s failed: reading the rest of the message (rendezvous) "
+                        "failed: no answer from peer %s for %lld ms (peer timeout%s)",
+                        OpKindName(kind), who.c_str(), who.c_str(), ms,
+                        transport.pdc == kNoPdc ? "" : ", PDS gave up");
+        } else {
+          std::snprintf(buf, sizeof buf,
+                        "uet: %s from %s failed: reading the rest of the message (rendezvous) "
+                        "failed: PDS gave up (%s, PDC %u, last NACK 0x%02x)",
+                        OpKindName(kind), who.c_str(), pds::FailureReasonName(transport.reason),
+                        static_cast<unsigned>(transport.pdc.value()),
+                        static_cast<unsigned>(transport.last_nack_code));
+        }
+        break;
+      }
       if (transport.reason == pds::FailureReason::kPeerTimeout && receive) {
         // A message that stopped arriving (SES message_timeout): the peer's
         // PDS may well be answering; nothing here says it fell silent, and a

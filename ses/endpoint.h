@@ -211,6 +211,10 @@ struct Completion {
   uint64_t key = 0;
   size_t buffer_offset = 0;          // multi-receive: where the message starts
   bool multi_recv_released = false;  // multi-receive: the buffer is done (FI_MULTI_RECV)
+  // A receive failed by its rendezvous read (the read of the rest of the
+  // message from the sender's buffer): `transport` / `local_error` are the
+  // read's, and Describe says so.
+  bool rendezvous_read = false;
 
   // One line for a log or fi_cq_strerror, naming the operation, the peer and
   // the code, e.g. "uet: write to 198.51.100.3:4793 failed: target answered

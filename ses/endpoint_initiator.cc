@@ -619,7 +619,15 @@ void Endpoint::MaybeFinish(uint64_t id) {
                                                                  : CompletionStatus::kOk,
                         ReturnCode::kOk);
       } else {
+        const size_t before = st.completions.size();
         CompleteReceive(msg, done->status, done->rc);
+        if (st.completions.size() > before) {
+          // What the read met, not a default Failure ("retry-limit, PDC 0").
+          Completion& c = st.completions.back();
+          c.transport = done->transport;
+          c.local_error = done->local_error;
+          c.rendezvous_read = true;
+        }
       }
       RemoveMessage(msg.id);
       break;
