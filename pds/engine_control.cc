@@ -313,7 +313,13 @@ void Engine::OnTargetClosed(TimePoint now, Pdc& pdc) {
     // reads of the new incarnation's buffer, queued on its PDC to the old).
     const Failure failure{pdc.peer, pdc.local, FailureReason::kPeerTimeout, tx.last_nack_code,
                           now - tx.waiting_since};
-    if (pdc.is_initiator() && pdc.established && pdc.state == PdcState::kOpen) {
+    bool young = !tx.queue.empty();
+    tx.window.ForEachOutstanding(false, [&](Psn psn) {
+      const SentPacket& s = tx.slot(psn);
+      young |= s.used && s.kind == SentKind::kRequest &&
+               s.first_sent_at > now - config_.peer_timeout;
+    });
+    if (young && pdc.is_initiator() && pdc.established && pdc.state == PdcState::kOpen) {
       Reestablish(now, pdc, FailSentBefore{now - config_.peer_timeout, failure});
     } else {
       Fail(pdc.local, FailureReason::kPeerTimeout, now - tx.waiting_since);
