@@ -43,6 +43,18 @@
 // on --from (ephemeral ports: K distinct sources per address). Replies are
 // read and counted: prints "uet-inject: flood of N SYNs (B bytes) to IP:PORT
 // from K sources: R replies (RB bytes)".
+//
+//   uet-inject --flood N DST_IP DST_PORT --ses-abuse [--from IP] [--sources K]
+//              [--job J] [--rate PPS]
+//
+// Abusive SES requests (issue 28 item 4; spec-notes/ses.md "Forged SES state"):
+// the same SYNs (RUD and ROD in turn) carrying, in turn, a SEND SOM without EOM
+// claiming ~4 GiB, one claiming ~64 MiB, a middle packet at a ~4 GiB message
+// offset, a WRITE SOM without EOM with a random (bad) key and offset, and a
+// whole small WRITE with a bad key; 56 payload bytes each (110 B datagrams).
+// JobID defaults to 0 here (what a provider endpoint accepts). With --from set
+// to the real peer's address (run it in the peer's namespace) and --sources 16
+// --rate 2000 it is the issue's run against a live fi_pingpong.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -74,7 +86,9 @@ int Usage() {
                "[--only-from IP] [--max N] [--from IP] [--from-port P] [--flip] [--forge] "
                "[--no-replay] [--rounds N] [--rate PPS]\n"
                "       uet-inject --flood N DST_IP DST_PORT [--from IP] [--sources K] [--job J] "
-               "[--rate PPS]\n");
+               "[--rate PPS]\n"
+               "       uet-inject --flood N DST_IP DST_PORT --ses-abuse [--from IP] [--sources K] "
+               "[--job J] [--rate PPS]\n");
   return 2;
 }
 
@@ -103,6 +117,8 @@ struct Options {
   long flood = 0;     // --flood N: forged SYNs instead of a capture
   long sources = 256;
   long job = 7;
+  bool ses_abuse = false;  // --ses-abuse: abusive SES requests in the SYNs
+  bool job_set = false;
 };
 
 // Fills `o` from argv; false on a usage error.
@@ -159,6 +175,9 @@ bool ParseOptions(int argc, char** argv, Options& o) {
       const std::optional<long> n = Number(argv[++i], 0xffffff);
       if (!n) return false;
       o.job = *n;
+      o.job_set = true;
+    } else if (a == "--ses-abuse" && o.flood > 0) {
+      o.ses_abuse = true;
     } else if (a == "--rate" && has_value) {
       const std::optional<long> n = Number(argv[++i], 100000000);
       if (!n || *n == 0) return false;
@@ -168,6 +187,7 @@ bool ParseOptions(int argc, char** argv, Options& o) {
     }
   }
   if (o.from && o.from->is_v4() != o.dst.is_v4()) return false;
+  if (o.ses_abuse && !o.job_set) o.job = 0;
   if (o.flood > 0) return o.replay && !o.flip && !o.forge && o.from_port == 0;
   return o.replay || o.flip || o.forge;
 }
@@ -225,6 +245,61 @@ std::vector<std::byte> FloodSyn(uint32_t job, uint16_t spdcid, uint32_t psn) {
   return out;
 }
 
+// --ses-abuse: the n-th abusive request (RUD/ROD SYN + standard SES request
+// of JobID `job`, 56 bytes of payload), random fields from `x`.
+std::vector<std::byte> AbusiveSyn(uint32_t job, uint64_t n, uint64_t x) {
+  constexpr size_t kPayload = 56;
+  uet::pds::RudRodRequest p;
+  p.mode = n % 2 ? uet::pds::DeliveryMode::kRod : uet::pds::DeliveryMode::kRud;
+  p.next_hdr = uet::pds::NextHeader::kSesStandardRequest;
+  p.syn = true;
+  p.psn = uet::Psn(static_cast<uint32_t>(x >> 32));
+  p.psn_offset = 0;
+  p.spdcid = uet::PdcId(static_cast<uint16_t>(1 + x % 65535));
+  p.ar = true;
+  uet::ses::StandardRequest h;
+  h.common.opcode = uet::ses::RequestOpcode::kSend;
+  h.common.flags.relative_addressing = true;
+  h.common.job_id = uet::JobId(job);
+  h.message_id = uet::MessageId(static_cast<uint16_t>(x >> 16));
+  h.initiator = static_cast<uint32_t>(x >> 8);
+  switch (n % 5) {
+    case 0:  // SOM without EOM, a claim of ~4 GiB
+      h.common.flags.start_of_message = true;
+      h.request_length = 0xF0000000u | static_cast<uint32_t>(x & 0x0FFFFFFF);
+      break;
+    case 1:  // SOM without EOM, a claim just under 64 MiB
+      h.common.flags.start_of_message = true;
+      h.request_length = (64u << 20) - static_cast<uint32_t>(x % 4096);
+      break;
+    case 2:  // a middle packet at a huge message offset
+      h.payload_length = static_cast<uint16_t>(kPayload);
+      h.message_offset = 0xFFFF0000u - static_cast<uint32_t>(x % 65536);
+      h.request_length = 0xFFFFFFFFu;
+      break;
+    case 3:  // a WRITE with a bad key at a huge offset, SOM without EOM
+      h.common.opcode = uet::ses::RequestOpcode::kWrite;
+      h.common.flags.start_of_message = true;
+      h.memory_key = x * 0x9e3779b97f4a7c15ull;
+      h.buffer_offset = x;
+      h.request_length = 0xFFFFFFF0u;
+      break;
+    default:  // a whole small WRITE with a bad key
+      h.common.opcode = uet::ses::RequestOpcode::kWrite;
+      h.common.flags.start_of_message = true;
+      h.common.flags.end_of_message = true;
+      h.memory_key = x | 1;
+      h.buffer_offset = x >> 4;
+      h.request_length = static_cast<uint32_t>(kPayload);
+      break;
+  }
+  std::vector<std::byte> out(uet::pds::RudRodRequest::kSize + uet::ses::StandardRequest::kSize +
+                             kPayload, std::byte{0xA5});
+  uet::ByteWriter w(out);
+  if (!p.Serialize(w).ok() || !h.Serialize(w).ok()) out.clear();
+  return out;
+}
+
 // --flood: returns the exit status.
 int Flood(const Options& o) {
   const int family = o.dst.is_v4() ? AF_INET : AF_INET6;
@@ -270,9 +345,10 @@ int Flood(const Options& o) {
       std::this_thread::sleep_until(start + std::chrono::nanoseconds(static_cast<uint64_t>(i) *
                                                                      1'000'000'000 / o.rate_pps));
     }
-    const std::vector<std::byte> p = FloodSyn(static_cast<uint32_t>(o.job),
-                                              static_cast<uint16_t>(1 + x % 65535),
-                                              static_cast<uint32_t>(x >> 32));
+    const std::vector<std::byte> p =
+        o.ses_abuse ? AbusiveSyn(static_cast<uint32_t>(o.job), static_cast<uint64_t>(i), x)
+                    : FloodSyn(static_cast<uint32_t>(o.job), static_cast<uint16_t>(1 + x % 65535),
+                               static_cast<uint32_t>(x >> 32));
     const int fd = fds[static_cast<size_t>(i) % fds.size()];
     if (sendto(fd, p.data(), p.size(), 0, reinterpret_cast<sockaddr*>(&dst), dst_len) > 0) {
       sent_bytes += p.size();
@@ -289,9 +365,10 @@ int Flood(const Options& o) {
     drain();
   }
   close_all();
-  std::printf("uet-inject: flood of %ld SYNs (%llu bytes) to %s:%u from %ld sources on %s: "
+  std::printf("uet-inject: flood of %ld SYNs%s (%llu bytes) to %s:%u from %ld sources on %s: "
               "%llu replies (%llu bytes)\n",
-              o.flood, static_cast<unsigned long long>(sent_bytes), o.dst.ToString().c_str(),
+              o.flood, o.ses_abuse ? " with abusive SES requests" : "",
+              static_cast<unsigned long long>(sent_bytes), o.dst.ToString().c_str(),
               o.dst_port, o.sources, src.ToString().c_str(),
               static_cast<unsigned long long>(replies),
               static_cast<unsigned long long>(reply_bytes));

@@ -41,8 +41,8 @@ Ccc* CccTable::FindById(uint64_t id) {
 void CccTable::Reschedule(Ccc& ccc) {
   const TimePoint at = ccc.controller->NextDeadline();
   if (at == ccc.timer_at) return;
-  if (ccc.timer_at != TimePoint::Max()) timers_.erase({ccc.timer_at, ccc.id});
-  if (at != TimePoint::Max()) timers_.emplace(at, ccc.id);
+  if (ccc.timer_at != TimePoint::Max()) timers_.Erase({ccc.timer_at, ccc.id});
+  if (at != TimePoint::Max()) timers_.Insert({at, ccc.id});
   ccc.timer_at = at;
 }
 
@@ -72,7 +72,7 @@ uint64_t CccTable::Unpin(Ccc& ccc) {
 uint64_t CccTable::MaybeFree(Ccc& ccc) {
   if (!ccc.members.empty() || ccc.pins > 0) return 0;
   const uint64_t id = ccc.id;
-  if (ccc.timer_at != TimePoint::Max()) timers_.erase({ccc.timer_at, id});
+  if (ccc.timer_at != TimePoint::Max()) timers_.Erase({ccc.timer_at, id});
   by_id_.erase(id);
   by_peer_.erase(ccc.peer);  // destroys `ccc`
   return id;

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "pds/cc/controller.h"
+#include "pds/recycling_set.h"
 #include "uet/fabric_address.h"
 #include "uet/environment.h"
 #include "uet/result.h"
@@ -100,7 +101,7 @@ class CccTable {
   std::map<FabricAddress, std::unique_ptr<Ccc>> by_peer_;
   std::unordered_map<uint64_t, Ccc*> by_id_;
   // {deadline, id}: the id breaks ties in creation order (deterministic).
-  std::set<std::pair<TimePoint, uint64_t>> timers_;
+  RecyclingSet<std::pair<TimePoint, uint64_t>> timers_;
 };
 
 }  // namespace uet::pds

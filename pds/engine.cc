@@ -328,8 +328,8 @@ void Engine::RemovePdc(PdcId local) {
   // Its sent packets' buffers are freed with it (SendRetained's contract).
   if (pdc->tx) sink_.ReleasingAll();
   ForgetHalfOpen(*pdc);
-  if (pdc->timer_at != TimePoint::Max()) pdc_timers_.erase({pdc->timer_at, local.value()});
-  if (pdc->lru_at) idle_lru_.erase({*pdc->lru_at, local.value()});
+  if (pdc->timer_at != TimePoint::Max()) pdc_timers_.Erase({pdc->timer_at, local.value()});
+  if (pdc->lru_at) idle_lru_.Erase({*pdc->lru_at, local.value()});
   if (pdc->room_close) --room_closing_;
   if (pdc->is_initiator()) {
     ForgetInitiatorKey(*pdc);
@@ -567,8 +567,8 @@ void Engine::Reschedule() {
     pdc.timer_dirty = false;
     const TimePoint at = PdcTimerDeadline(pdc);
     if (at != pdc.timer_at) {
-      if (pdc.timer_at != TimePoint::Max()) pdc_timers_.erase({pdc.timer_at, id});
-      if (at != TimePoint::Max()) pdc_timers_.emplace(at, id);
+      if (pdc.timer_at != TimePoint::Max()) pdc_timers_.Erase({pdc.timer_at, id});
+      if (at != TimePoint::Max()) pdc_timers_.Insert({at, id});
       pdc.timer_at = at;
     }
     const bool idle = pdc.state == PdcState::kOpen && pdc.Idle();
@@ -581,8 +581,8 @@ void Engine::Reschedule() {
     const std::optional<TimePoint> lru =
         idle && !pdc.room_close ? std::optional<TimePoint>(pdc.last_activity) : std::nullopt;
     if (lru != pdc.lru_at) {
-      if (pdc.lru_at) idle_lru_.erase({*pdc.lru_at, id});
-      if (lru) idle_lru_.emplace(*lru, id);
+      if (pdc.lru_at) idle_lru_.Erase({*pdc.lru_at, id});
+      if (lru) idle_lru_.Insert({*lru, id});
       pdc.lru_at = lru;
     }
     if (pdc.ccc != nullptr) cccs_.Reschedule(*pdc.ccc);
@@ -659,7 +659,7 @@ void Engine::MakeRoom(TimePoint now) {
     const auto [since, id] = *idle_lru_.begin();
     if (now < since + config_.room_min_idle) return;  // RoomDeadline
     Pdc* pdc = LookupPdc(id);
-    idle_lru_.erase(idle_lru_.begin());
+    idle_lru_.Erase(idle_lru_.begin());
     pdc->lru_at.reset();
     pdc->room_close = true;
     ++room_closing_;

@@ -38,6 +38,7 @@
 #include "pds/entropy.h"
 #include "pds/pds_header.h"
 #include "pds/psn_window.h"
+#include "pds/recycling_set.h"
 #include "pds/rto_estimator.h"
 #include "pds/types.h"
 #include "uet/environment.h"
@@ -789,10 +790,10 @@ class Engine {
   // The timer index: {deadline, PDC ID} of every PDC with a deadline, so
   // NextDeadline is O(1) and OnTimer visits only the due PDCs. PDCs whose
   // state may have changed (looked up since) wait in dirty_ for Reschedule.
-  std::set<std::pair<TimePoint, uint16_t>> pdc_timers_;
+  RecyclingSet<std::pair<TimePoint, uint16_t>> pdc_timers_;
   mutable std::vector<uint16_t> dirty_;
   // Open, idle PDCs by {last_activity, ID}: the least recently used first.
-  std::set<std::pair<TimePoint, uint16_t>> idle_lru_;
+  RecyclingSet<std::pair<TimePoint, uint16_t>> idle_lru_;
   // Requests waiting for room for their new initiator PDC, by arrival of the
   // key's first; the same by key. waiting_ops_: requests in all of them.
   struct WaitingPdc {

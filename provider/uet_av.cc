@@ -205,6 +205,12 @@ struct fi_ops_av g_av_ops = {
     .lookup = AvLookup,
     .straddr = AvStraddr,
     .av_set = UET_STUB(fi_ops_av, av_set),
+#if UET_LF_HEADERS_AT_LEAST(1, 20)
+    // fi_av(3): these need FI_AV_AUTH_KEY and FI_AV_USER_ID, which getinfo never offers.
+    .insert_auth_key = UET_STUB(fi_ops_av, insert_auth_key),
+    .lookup_auth_key = UET_STUB(fi_ops_av, lookup_auth_key),
+    .set_user_id = UET_STUB(fi_ops_av, set_user_id),
+#endif
 };
 
 }  // namespace

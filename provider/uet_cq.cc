@@ -8,6 +8,7 @@
 #include <cstring>
 #include <new>
 
+#include "provider/api_version.h"
 #include "provider/empty_read.h"
 #include "provider/progress.h"
 #include "provider/uet_prov.h"
@@ -99,11 +100,13 @@ ssize_t CqReadErr(struct fid_cq* fid, struct fi_cq_err_entry* buf, uint64_t flag
   if (cq.errors.empty()) return -FI_EAGAIN;
   CqError e = std::move(cq.errors.front());
   cq.errors.pop_front();
-  const bool caller_buffer =
-      cq.domain->fabric->api_version >= FI_VERSION(1, 5) && buf->err_data_size > 0;
+  const uint32_t api = cq.domain->fabric->api_version;
+  const bool caller_buffer = BehaviourFor(api).err_data_to_caller && buf->err_data_size > 0;
   void* user_data = caller_buffer ? buf->err_data : nullptr;
   const size_t user_size = caller_buffer ? buf->err_data_size : 0;
-  *buf = e.err;  // err_data NULL, err_data_size 0
+  // err_data NULL, err_data_size 0; no more bytes than the application's
+  // version has (src_addr came in 1.20).
+  CopyCqErrEntry(api, e.err, buf);
   if (e.text.empty()) return 1;
   cq.last_error_text = std::move(e.text);
   const size_t text_size = cq.last_error_text.size() + 1;
@@ -125,12 +128,14 @@ ssize_t CqSreadFrom(struct fid_cq* fid, void* buf, size_t count, fi_addr_t* src,
   (void)cond;
   Cq& cq = *Owner<Cq>(fid);
   const auto start = std::chrono::steady_clock::now();
+  bool slept = false;  // the last pass ended in poll(): counted under the next pass's lock
   for (;;) {
     std::vector<struct pollfd> fds;
     bool device_work = false;
     {
       std::lock_guard lock(cq.domain->mu);
       ++cq.sread_passes;
+      if (slept) ++cq.sread_sleeps;
       const ssize_t r = ReadLocked(cq, buf, count, src);
       if (r != -FI_EAGAIN) return r;
       if (cq.signaled) {  // fi_cq_signal: return now, with nothing
@@ -154,12 +159,8 @@ ssize_t CqSreadFrom(struct fid_cq* fid, void* buf, size_t count, fi_addr_t* src,
       if (waited.count() >= timeout) return -FI_EAGAIN;
       wait_ms = std::min<int>(wait_ms, timeout - static_cast<int>(waited.count()));
     }
-    if (BusyPolling(start)) continue;
-    {
-      std::lock_guard lock(cq.domain->mu);
-      ++cq.sread_sleeps;
-    }
-    poll(fds.data(), fds.size(), wait_ms);
+    slept = !BusyPolling(start);
+    if (slept) poll(fds.data(), fds.size(), wait_ms);
   }
 }
 

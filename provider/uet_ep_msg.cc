@@ -205,7 +205,10 @@ ssize_t RecvLocked(Endpoint& ep, const RecvArgs& a, const char* call) {
   if (!EpReady(ep, call)) return -FI_EOPBADSTATE;
   if (const int rc = CheckSearchFlags(ep, a, call); rc != FI_SUCCESS) return rc;
   std::optional<ses::Source> from;
-  if (a.src != FI_ADDR_UNSPEC && (ep.info->caps & FI_DIRECTED_RECV)) {
+  // FI_TAGGED_DIRECTED_RECV (API >= 2.0): directed receives for tagged ones only.
+  const bool directed = (ep.info->caps & FI_DIRECTED_RECV) ||
+                        (a.tagged && (ep.info->caps & kTaggedDirectedRecv));
+  if (a.src != FI_ADDR_UNSPEC && directed) {
     std::optional<EndpointAddress> peer = LookupPeer(ep, a.src, call);
     if (!peer) return -FI_EINVAL;
     from = ses::Source{.addr = peer->UdpFep(), .initiator = peer->initiator_id};

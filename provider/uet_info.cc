@@ -105,6 +105,7 @@ struct Table {
     domain.mode = 0;
     domain.max_err_data = 0;
     domain.mr_cnt = kMrCnt;
+    SetNewDomainLimits(&domain, 0);
 
     fabric.name = const_cast<char*>(kFabricName);
     fabric.prov_name = nullptr;
@@ -133,8 +134,8 @@ const char* EpTypeName(int type) {
     case FI_EP_MSG: return "FI_EP_MSG";
     case FI_EP_DGRAM: return "FI_EP_DGRAM";
     case FI_EP_RDM: return "FI_EP_RDM";
-    case FI_EP_SOCK_STREAM: return "FI_EP_SOCK_STREAM";
-    case FI_EP_SOCK_DGRAM: return "FI_EP_SOCK_DGRAM";
+    case kEpSockStream: return "FI_EP_SOCK_STREAM";  // 1.x only
+    case kEpSockDgram: return "FI_EP_SOCK_DGRAM";
     default: return "unknown";
   }
 }
@@ -143,15 +144,20 @@ const char* EpTypeName(int type) {
 
 // The names of the capability bits in `caps` ("FI_RMA_EVENT|FI_SHARED_AV"),
 // so that a refusal says which capability it is about; bits without a name
-// in 1.17's fabric.h as hex.
-std::string CapNames(uint64_t caps) {
-  static constexpr std::pair<uint64_t, const char*> kNames[] = {
+// in 1.17's fabric.h as hex. Bits 45 and 48 are named for the requested
+// version (2.0 gave them new meanings: api_version.h).
+std::string CapNames(uint64_t caps, uint32_t version) {
+  const bool v2 = BehaviourFor(version).v2_caps;
+  const std::pair<uint64_t, const char*> kNames[] = {
       {FI_MSG, "FI_MSG"}, {FI_RMA, "FI_RMA"}, {FI_TAGGED, "FI_TAGGED"},
       {FI_ATOMIC, "FI_ATOMIC"}, {FI_MULTICAST, "FI_MULTICAST"}, {FI_COLLECTIVE, "FI_COLLECTIVE"},
       {FI_READ, "FI_READ"}, {FI_WRITE, "FI_WRITE"}, {FI_RECV, "FI_RECV"}, {FI_SEND, "FI_SEND"},
       {FI_REMOTE_READ, "FI_REMOTE_READ"}, {FI_REMOTE_WRITE, "FI_REMOTE_WRITE"},
       {FI_MULTI_RECV, "FI_MULTI_RECV"}, {FI_REMOTE_CQ_DATA, "FI_REMOTE_CQ_DATA"},
-      {FI_TRIGGER, "FI_TRIGGER"}, {FI_FENCE, "FI_FENCE"}, {FI_VARIABLE_MSG, "FI_VARIABLE_MSG"},
+      {FI_TRIGGER, "FI_TRIGGER"}, {FI_FENCE, "FI_FENCE"},
+      {kExactDirectedRecv, v2 ? "FI_EXACT_DIRECTED_RECV" : "FI_VARIABLE_MSG"},
+      {kTaggedDirectedRecv, v2 ? "FI_TAGGED_DIRECTED_RECV" : "FI_HMEM_HOST_ALLOC"},
+      {kTaggedMultiRecv, v2 ? "FI_TAGGED_MULTI_RECV" : "FI_HMEM_DEVICE_ONLY"},
       {FI_RMA_PMEM, "FI_RMA_PMEM"}, {FI_SOURCE_ERR, "FI_SOURCE_ERR"},
       {FI_LOCAL_COMM, "FI_LOCAL_COMM"}, {FI_REMOTE_COMM, "FI_REMOTE_COMM"},
       {FI_SHARED_AV, "FI_SHARED_AV"}, {FI_PROV_ATTR_ONLY, "FI_PROV_ATTR_ONLY"},
@@ -255,22 +261,6 @@ bool MatchThreading(int hint, fi_threading* out, const Rejector& reject) {
   }
 }
 
-bool MatchProgress(const char* field, int hint, fi_progress* out, const Rejector& reject) {
-  switch (hint) {
-    case FI_PROGRESS_UNSPEC:
-      *out = FI_PROGRESS_MANUAL;
-      return true;
-    case FI_PROGRESS_AUTO:
-    case FI_PROGRESS_MANUAL:
-      *out = static_cast<fi_progress>(hint);
-      return true;
-    default:
-      return reject("domain_attr->%s wants %d, we offer %d (FI_PROGRESS_AUTO) or %d "
-                    "(FI_PROGRESS_MANUAL)", field, hint, static_cast<int>(FI_PROGRESS_AUTO),
-                    static_cast<int>(FI_PROGRESS_MANUAL));
-  }
-}
-
 bool MatchResourceMgmt(int hint, fi_resource_mgmt* out, const Rejector& reject) {
   switch (hint) {
     case FI_RM_UNSPEC:
@@ -298,29 +288,6 @@ bool MatchAvType(int hint, fi_av_type* out, const Rejector& reject) {
       return reject("domain_attr->av_type wants %d, we offer %d (FI_AV_MAP) or %d (FI_AV_TABLE)",
                     hint, static_cast<int>(FI_AV_MAP), static_cast<int>(FI_AV_TABLE));
   }
-}
-
-bool MatchMrMode(uint32_t version, int hint, int* out, const Rejector& reject) {
-  if (FI_VERSION_LT(version, FI_VERSION(1, 5))) {
-    switch (hint) {
-      case FI_MR_UNSPEC: *out = FI_MR_SCALABLE; return true;
-      case FI_MR_BASIC: *out = FI_MR_BASIC; return true;
-      case FI_MR_SCALABLE: *out = FI_MR_SCALABLE; return true;
-      default:
-        return reject("domain_attr->mr_mode wants 0x%x (API < 1.5), we offer FI_MR_BASIC or "
-                      "FI_MR_SCALABLE", static_cast<unsigned>(hint));
-    }
-  }
-  if (hint & (FI_MR_BASIC | FI_MR_SCALABLE)) {
-    if (hint == FI_MR_BASIC || hint == FI_MR_SCALABLE) {
-      *out = hint;
-      return true;
-    }
-    return reject("domain_attr->mr_mode wants 0x%x, we offer FI_MR_BASIC or FI_MR_SCALABLE "
-                  "alone, or any FI_MR_* bits", static_cast<unsigned>(hint));
-  }
-  *out = hint & FI_MR_PROV_KEY;
-  return true;
 }
 
 bool MatchOrder(const char* field, uint64_t hint, uint64_t offer, const Rejector& reject) {
@@ -378,18 +345,27 @@ bool MatchDomain(uint32_t version, const fi_domain_attr* h, fi_domain_attr* out,
     return reject("domain_attr->name wants \"%s\", we offer \"%s\"", h->name, out->name);
   }
   fi_threading threading{};
-  fi_progress control{}, data{};
   fi_resource_mgmt rm{};
   fi_av_type av{};
-  int mr_mode = 0;
   if (!MatchThreading(RawEnum(h->threading), &threading, reject)) return false;
-  if (!MatchProgress("control_progress", RawEnum(h->control_progress), &control, reject)) {
-    return false;
+  const ProgressMatch progress =
+      MatchProgress(version, RawEnum(h->control_progress), RawEnum(h->data_progress));
+  if (!progress.ok) {
+    const bool control = std::strcmp(progress.field, "control_progress") == 0;
+    return reject("domain_attr->%s wants %d, %s", progress.field,
+                  control ? RawEnum(h->control_progress) : RawEnum(h->data_progress),
+                  progress.why);
   }
-  if (!MatchProgress("data_progress", RawEnum(h->data_progress), &data, reject)) return false;
   if (!MatchResourceMgmt(RawEnum(h->resource_mgmt), &rm, reject)) return false;
   if (!MatchAvType(RawEnum(h->av_type), &av, reject)) return false;
-  if (!MatchMrMode(version, h->mr_mode, &mr_mode, reject)) return false;
+  const MrModeMatch mr = MatchMrMode(version, h->mr_mode);
+  if (!mr.ok) {
+    return reject("domain_attr->mr_mode wants 0x%x, which %s", static_cast<unsigned>(h->mr_mode),
+                  mr.why);
+  }
+  if (const std::string why = CheckNewDomainLimits(version, *h, *out); !why.empty()) {
+    return reject("%s", why.c_str());
+  }
   if (!MatchSize("domain_attr->mr_key_size", h->mr_key_size, out->mr_key_size, reject) ||
       !MatchSize("domain_attr->cq_data_size", h->cq_data_size, out->cq_data_size, reject) ||
       !MatchSize("domain_attr->cq_cnt", h->cq_cnt, out->cq_cnt, reject) ||
@@ -418,11 +394,11 @@ bool MatchDomain(uint32_t version, const fi_domain_attr* h, fi_domain_attr* out,
                   h->caps, h->caps & ~out->caps, out->caps);
   }
   out->threading = threading;
-  out->control_progress = control;
-  out->data_progress = data;
+  out->control_progress = static_cast<fi_progress>(progress.control);
+  out->data_progress = static_cast<fi_progress>(progress.data);
   out->resource_mgmt = rm;
   out->av_type = av;
-  out->mr_mode = mr_mode;
+  out->mr_mode = mr.mr_mode;
   return true;
 }
 
@@ -456,16 +432,17 @@ bool MatchEp(const fi_ep_attr* h, fi_ep_attr* out, const Rejector& reject) {
 }
 
 // Checks a tx/rx caps hint and returns what we give that context.
-bool MatchContextCaps(const char* field, uint64_t hint, uint64_t info_caps, uint64_t mask,
-                      uint64_t* out, const Rejector& reject) {
+bool MatchContextCaps(uint32_t version, const char* field, uint64_t hint, uint64_t info_caps,
+                      uint64_t mask, uint64_t* out, const Rejector& reject) {
   if (hint == 0) {
     *out = info_caps & mask;
     return true;
   }
-  constexpr uint64_t kAll = kCaps | kHmemCaps;  // FI_HMEM: only within info_caps (below)
-  if (hint & ~kAll) {
+  // FI_HMEM and the 2.0 bits: only within info_caps (below).
+  const uint64_t all = kCaps | kHmemCaps | V2CapsFor(version, kCaps);
+  if (hint & ~all) {
     return reject("%s wants 0x%" PRIx64 " (unsupported: %s), we offer 0x%" PRIx64, field, hint,
-                  CapNames(hint & ~kAll).c_str(), kCaps & mask);
+                  CapNames(hint & ~all, version).c_str(), kCaps & mask);
   }
   const uint64_t want = ExpandCaps(hint) & mask;
   if (want & ~info_caps) {
@@ -476,9 +453,11 @@ bool MatchContextCaps(const char* field, uint64_t hint, uint64_t info_caps, uint
   return true;
 }
 
-bool MatchTx(const fi_tx_attr* h, uint64_t info_caps, fi_tx_attr* out, const Rejector& reject) {
+bool MatchTx(uint32_t version, const fi_tx_attr* h, uint64_t info_caps, fi_tx_attr* out,
+             const Rejector& reject) {
   uint64_t caps = 0;
-  if (!MatchContextCaps("tx_attr->caps", h->caps, info_caps, kTxCapMask, &caps, reject)) {
+  if (!MatchContextCaps(version, "tx_attr->caps", h->caps, info_caps, kTxCapMask, &caps,
+                        reject)) {
     return false;
   }
   if (h->op_flags & ~kTxOpFlags) {
@@ -500,9 +479,11 @@ bool MatchTx(const fi_tx_attr* h, uint64_t info_caps, fi_tx_attr* out, const Rej
   return true;
 }
 
-bool MatchRx(const fi_rx_attr* h, uint64_t info_caps, fi_rx_attr* out, const Rejector& reject) {
+bool MatchRx(uint32_t version, const fi_rx_attr* h, uint64_t info_caps, fi_rx_attr* out,
+             const Rejector& reject) {
   uint64_t caps = 0;
-  if (!MatchContextCaps("rx_attr->caps", h->caps, info_caps, kRxCapMask, &caps, reject)) {
+  if (!MatchContextCaps(version, "rx_attr->caps", h->caps, info_caps, kRxCapMask, &caps,
+                        reject)) {
     return false;
   }
   if (h->op_flags & ~kRxOpFlags) {
@@ -528,7 +509,7 @@ bool MatchRx(const fi_rx_attr* h, uint64_t info_caps, fi_rx_attr* out, const Rej
 bool MatchAndAlter(uint32_t version, const fi_info* hints, fi_info* out, const InfoConfig& cfg,
                    const Rejector& reject) {
   if (hints == nullptr) {
-    if (FI_VERSION_LT(version, FI_VERSION(1, 5))) out->domain_attr->mr_mode = FI_MR_SCALABLE;
+    out->domain_attr->mr_mode = DefaultMrMode(version);
     return true;
   }
   if (hints->ep_attr != nullptr) {
@@ -539,6 +520,8 @@ bool MatchAndAlter(uint32_t version, const fi_info* hints, fi_info* out, const I
     }
   }
   uint64_t offer = out->caps;  // the table's: this endpoint type's caps
+  // API >= 2.0: FI_TAGGED_DIRECTED_RECV / FI_EXACT_DIRECTED_RECV, when asked for.
+  offer |= hints->caps & V2CapsFor(version, out->caps);
   if (hints->caps & FI_HMEM) {
     if (out->ep_attr->type != FI_EP_RDM) {
       return reject("caps wants FI_HMEM, which we offer on FI_EP_RDM only");
@@ -556,7 +539,7 @@ bool MatchAndAlter(uint32_t version, const fi_info* hints, fi_info* out, const I
   }
   if (hints->caps & ~offer) {
     return reject("caps wants 0x%" PRIx64 " (unsupported: %s), we offer 0x%" PRIx64,
-                  hints->caps, CapNames(hints->caps & ~offer).c_str(), offer);
+                  hints->caps, CapNames(hints->caps & ~offer, version).c_str(), offer);
   }
   if (hints->addr_format != FI_FORMAT_UNSPEC) {
     // Our addresses are UET blobs (IP, port, PIDonFEP, resource index:
@@ -577,12 +560,12 @@ bool MatchAndAlter(uint32_t version, const fi_info* hints, fi_info* out, const I
   }
   if (hints->domain_attr != nullptr) {
     if (!MatchDomain(version, hints->domain_attr, out->domain_attr, reject)) return false;
-  } else if (FI_VERSION_LT(version, FI_VERSION(1, 5))) {
-    out->domain_attr->mr_mode = FI_MR_SCALABLE;
+  } else {
+    out->domain_attr->mr_mode = DefaultMrMode(version);
   }
   // FI_MR_BASIC: remote addresses are virtual addresses; our RMA and atomics
   // take offsets from the region start only.
-  if (out->domain_attr->mr_mode == FI_MR_BASIC) {
+  if (out->domain_attr->mr_mode == kMrBasic) {
     constexpr uint64_t kRmaCaps = FI_RMA | FI_ATOMIC;
     if (hints->caps & kRmaCaps) {
       return reject("domain_attr->mr_mode wants FI_MR_BASIC (virtual addresses) with "
@@ -594,12 +577,12 @@ bool MatchAndAlter(uint32_t version, const fi_info* hints, fi_info* out, const I
     return false;
   }
   if (hints->tx_attr != nullptr) {
-    if (!MatchTx(hints->tx_attr, caps, out->tx_attr, reject)) return false;
+    if (!MatchTx(version, hints->tx_attr, caps, out->tx_attr, reject)) return false;
   } else {
     out->tx_attr->caps = caps & kTxCapMask;
   }
   if (hints->rx_attr != nullptr) {
-    if (!MatchRx(hints->rx_attr, caps, out->rx_attr, reject)) return false;
+    if (!MatchRx(version, hints->rx_attr, caps, out->rx_attr, reject)) return false;
   } else {
     out->rx_attr->caps = caps & kRxCapMask;
   }
@@ -657,7 +640,7 @@ int AddressReject(const Rejector& reject, const char* what, const char* value, c
 }  // namespace
 
 const struct fi_info* BaseInfo(enum fi_ep_type type) {
-  switch (type) {
+  switch (RawEnum(type)) {  // an int: 2.0 removed FI_EP_SOCK_STREAM and FI_EP_SOCK_DGRAM
     case FI_EP_RDM: {
       static const Table rdm(FI_EP_RDM);
       return &rdm.info;
@@ -670,9 +653,7 @@ const struct fi_info* BaseInfo(enum fi_ep_type type) {
       static const Table dgram(FI_EP_DGRAM);
       return &dgram.info;
     }
-    case FI_EP_UNSPEC:
-    case FI_EP_SOCK_STREAM:
-    case FI_EP_SOCK_DGRAM:
+    default:
       break;
   }
   return nullptr;
@@ -683,8 +664,8 @@ const struct fi_info* BaseInfo() { return BaseInfo(FI_EP_RDM); }
 std::string_view LastRejectReason() { return g_reason; }
 
 int EffectiveMrMode(int mr_mode) {
-  if (mr_mode == FI_MR_BASIC) return FI_MR_PROV_KEY | FI_MR_ALLOCATED | FI_MR_VIRT_ADDR;
-  if (mr_mode == FI_MR_SCALABLE) return 0;
+  if (mr_mode == kMrBasic) return FI_MR_PROV_KEY | FI_MR_ALLOCATED | FI_MR_VIRT_ADDR;
+  if (mr_mode == kMrScalable) return 0;
   return mr_mode;
 }
 
@@ -935,6 +916,7 @@ int GetInfoImpl(uint32_t version, const char* node, const char* service, uint64_
     if (type == FI_EP_DGRAM) cur->ep_attr->max_msg_size = payload;
     cur->domain_attr->auth_key_size = cfg.auth_key_size;
     cur->ep_attr->auth_key_size = cfg.auth_key_size;
+    SetNewDomainLimits(cur->domain_attr, cfg.auth_key_size);
     if (!MatchAndAlter(version, hints, cur, cfg, Rejector(prov, EpTypeName(type)))) {
       fi_freeinfo(cur);
       continue;

@@ -16,6 +16,9 @@
 //               when FI_RMA/FI_ATOMIC came without one of those,
 //               FI_LOCAL_COMM|FI_REMOTE_COMM when neither was named. Unrequested
 //               primary caps and FI_SOURCE/FI_MULTI_RECV are never added.
+//               API >= 2.0: FI_TAGGED_DIRECTED_RECV and FI_EXACT_DIRECTED_RECV
+//               are accepted where FI_DIRECTED_RECV is offered and returned
+//               when asked for (V2CapsFor); never in the default caps.
 //               tx_attr->caps = caps & (FI_MSG|FI_TAGGED|FI_RMA|FI_ATOMIC|
 //               FI_SEND|FI_READ|FI_WRITE), rx_attr->caps = caps & (FI_MSG|
 //               FI_TAGGED|FI_RMA|FI_ATOMIC|FI_RECV|FI_REMOTE_READ|
@@ -30,7 +33,8 @@
 //               the hinted mr_mode (device buffers are named by their MR
 //               descriptors) and returns it. Without CUDA: rejected with the
 //               reason (cfg.hmem_why_not). spec-notes/hmem.md.
-//   mr_mode     we need no bit. API >= 1.5: FI_MR_BASIC or FI_MR_SCALABLE alone
+//   mr_mode     we need no bit (MatchMrMode in api_version.h; API >= 2.0 refuses
+//               FI_MR_BASIC/FI_MR_SCALABLE). API 1.5-1.x: FI_MR_BASIC or FI_MR_SCALABLE alone
 //               are accepted and returned as is (legacy; see EffectiveMrMode),
 //               mixed with anything else rejected; FI_MR_BASIC means virtual
 //               addresses, which our RMA does not take (offsets only), so with
@@ -42,11 +46,15 @@
 //               FI_MR_SCALABLE, FI_MR_BASIC / FI_MR_SCALABLE as asked.
 //   domain      name "uet"; threading: hint's value (SAFE, FID, DOMAIN,
 //               COMPLETION, ENDPOINT) or FI_THREAD_SAFE; control/data progress:
-//               hint's (AUTO or MANUAL) or FI_PROGRESS_MANUAL; resource_mgmt:
+//               hint's (AUTO or MANUAL; API >= 2.0 also FI_PROGRESS_CONTROL_UNIFIED,
+//               and progress sets both: MatchProgress in api_version.h) or
+//               FI_PROGRESS_MANUAL; resource_mgmt:
 //               hint's or FI_RM_ENABLED; av_type: hint's (MAP/TABLE) or
 //               FI_AV_UNSPEC (both work); mr_key_size 8, cq_data_size 8,
 //               max_ep_tx_ctx = max_ep_rx_ctx = 1, no shared contexts,
 //               counters (cntr_cnt 1024), mr_iov_limit 1, no auth keys.
+//               Where the headers have them: max_ep_auth_key, max_group_id,
+//               max_cntr_value, max_err_cntr_value (SetNewDomainLimits).
 //   fabric      name "uet", prov_version kProviderVersion; prov_name NULL (the
 //               core fills it).
 //   ep_attr     FI_PROTO_UNSPEC, protocol_version 1, max_msg_size 2^32-1,
@@ -94,6 +102,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "provider/api_version.h"
 #include "ses/endpoint.h"
 #include "uet/endpoint_address.h"
 #include "uet/ip_address.h"
@@ -114,7 +123,6 @@ inline constexpr const char* kProviderName = "uet";
 inline constexpr const char* kFabricName = "uet";
 inline constexpr const char* kDomainName = "uet";
 inline constexpr uint32_t kProviderVersion = FI_VERSION(0, 1);
-inline constexpr uint32_t kApiVersion = FI_VERSION(1, 17);
 inline constexpr uint16_t kDefaultPort = 4793;  // UET's UDP port
 
 // ---- the attribute table (BaseInfo) ----
@@ -143,17 +151,21 @@ inline constexpr uint64_t kTxCapMask =
     FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_SEND | FI_READ | FI_WRITE | FI_HMEM;
 inline constexpr uint64_t kRxCapMask = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV |
                                        FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV |
-                                       FI_SOURCE | FI_MULTI_RECV | FI_RMA_EVENT | FI_HMEM;
+                                       FI_SOURCE | FI_MULTI_RECV | FI_RMA_EVENT | FI_HMEM |
+                                       kTaggedDirectedRecv | kExactDirectedRecv;  // API >= 2.0
 inline constexpr uint64_t kDomainCaps = kCommCaps;
 // Send-after-send and the RMA/atomic orders: all hold over PDS ROD, which the
 // endpoint runs when any of them is asked for (uet_ep.cc).
-inline constexpr uint64_t kMsgOrder = FI_ORDER_STRICT | FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW |
+inline constexpr uint64_t kMsgOrder = kOrderStrict | FI_ORDER_RMA_RAR | FI_ORDER_RMA_RAW |
                                       FI_ORDER_RMA_WAR | FI_ORDER_RMA_WAW |
                                       FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW |
                                       FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
-inline constexpr uint64_t kCompOrder = FI_ORDER_NONE;
-inline constexpr uint64_t kTxOpFlags =
-    FI_COMPLETION | FI_INJECT_COMPLETE | FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE;
+inline constexpr uint64_t kCompOrder = kOrderNone;
+// FI_INJECT as a default flag: every send/write/atomic copies its source and
+// is held to inject_size (-FI_EMSGSIZE above it, fi_msg(3)), as an explicit
+// FI_INJECT already is (fabtests' fi_inject_test / fi_msg_inject -A inject).
+inline constexpr uint64_t kTxOpFlags = FI_COMPLETION | FI_INJECT | FI_INJECT_COMPLETE |
+                                       FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE;
 inline constexpr uint64_t kRxOpFlags = FI_COMPLETION | FI_MULTI_RECV;
 inline constexpr size_t kTxSize = 1024;
 inline constexpr size_t kRxSize = 1024;

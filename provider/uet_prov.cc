@@ -179,7 +179,7 @@ uint32_t Ppm(int64_t v) {
 
 struct fi_provider g_provider = {
     .version = kProviderVersion,
-    .fi_version = FI_VERSION(1, 17),
+    .fi_version = kApiVersion,  // the headers' version, capped (api_version.h)
     .context = {},
     .name = kProviderName,
     .getinfo = GetInfoEntry,

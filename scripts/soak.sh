@@ -94,7 +94,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# Addresses exist only inside the namespaces this script creates (10.77.0.0/24
+# on its own bridge namespace): the ranks, and the flooder's namespace.
 addr() { echo "10.77.0.$((10 + $1))"; }
+atk_ip=10.77.0.250
 port() { echo $((5200 + $1)); }
 group_of() { [ "$1" -ge $((nranks - ntss)) ] && echo tss || echo clear; }
 
@@ -118,7 +121,7 @@ table inet soak {
 }
 EOF
 done
-attach "$atk" atk 10.77.0.250 || exit 2
+attach "$atk" atk "$atk_ip" || exit 2
 
 umask 077
 printf 'uet-tss-keyfile 1\nsd  0x000101 42 direct\nkey 0x000101 0 current %s\n' \
@@ -245,7 +248,7 @@ while :; do
         link) ip -n "$ns-r$r" link set eth0 down; state[$r]=linkdown; until[$r]=$((now + d)); event linkdown "$r" "$d" ;;
         loss) set_loss "$r" 10 both; lossy[$r]=1; loss_until[$r]=$((now + d)); event loss "$r" 10 both "$d" ;;
         flood) ip netns exec "$atk" "$inject_bin" --flood 50000 "$(addr "$r")" "$(port "$r")" \
-                 --from 10.77.0.250 --sources 64 --job 0 --rate 10000 >>"$dir/flood.log" 2>&1 &
+                 --from "$atk_ip" --sources 64 --job 0 --rate 10000 >>"$dir/flood.log" 2>&1 &
                flood_pid=$!; event flood "$r" "pps=10000 s=5 job=0" ;;
       esac
     done
@@ -277,7 +280,7 @@ while :; do
     elif [ -z "$flood_pid" ]; then
       pps=$(rnd 5000 20000); d=$(rnd 2 6); job=$([ $((RANDOM % 2)) -eq 0 ] && echo 0 || echo 7)
       ip netns exec "$atk" "$inject_bin" --flood $((pps * d)) "$(addr "$r")" "$(port "$r")" \
-        --from 10.77.0.250 --sources 64 --job "$job" --rate "$pps" >>"$dir/flood.log" 2>&1 &
+        --from "$atk_ip" --sources 64 --job "$job" --rate "$pps" >>"$dir/flood.log" 2>&1 &
       flood_pid=$!
       event flood "$r" "pps=$pps s=$d job=$job"
     fi

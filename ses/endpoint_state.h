@@ -13,6 +13,7 @@
 #include <tuple>
 #include <utility>
 #include <vector>
+#include "pds/recycling_set.h"
 #include "ses/endpoint.h"
 #include "ses/request_headers.h"
 #include "uet/pool_allocator.h"
@@ -199,7 +200,7 @@ struct Endpoint::State {
   // Matched single receives whose message is not all in yet (ids): a message
   // that finds no receive, or a stored one, may take one of these back from a
   // holder idle for recv_hold (Endpoint::ReclaimHeld).
-  std::set<uint64_t> holders;
+  pds::RecyclingSet<uint64_t> holders;
   // When ReclaimHeld should look again (a holder not yet idle long enough
   // keeps a receive a stored message wants); Max: nothing to do.
   TimePoint reclaim_at = TimePoint::Max();

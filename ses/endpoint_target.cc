@@ -247,7 +247,7 @@ bool Endpoint::OnFirstPacket(RxMessage& m, size_t bytes) {
 void Endpoint::OnMatched(RxMessage& m) {
   // A single receive whose message is not all in: another message may take
   // it back after recv_hold without progress (ReclaimHeld).
-  if (m.placement.restorable && !m.discarded && !m.eager_done()) state_->holders.insert(m.id);
+  if (m.placement.restorable && !m.discarded && !m.eager_done()) state_->holders.Insert(m.id);
 }
 
 bool Endpoint::TryCharge(RxMessage& m, size_t bytes) {
@@ -329,7 +329,7 @@ void Endpoint::ReclaimHeld() {
     auto it = st.messages.find(id);
     if (it == st.messages.end() || it->second->where != RxMessage::Where::kMatched ||
         it->second->eager_done()) {
-      st.holders.erase(id);
+      st.holders.Erase(id);
       continue;
     }
     RxMessage& h = *it->second;
@@ -344,7 +344,7 @@ void Endpoint::ReclaimHeld() {
       st.reclaim_at = std::min(st.reclaim_at, due);
       continue;
     }
-    st.holders.erase(id);
+    st.holders.Erase(id);
     ++counters_.receives_reclaimed;
     // The holder goes on in the store with what its receive holds of it
     // (bytes not yet arrived are overwritten when they do), or is dropped.
@@ -396,7 +396,7 @@ void Endpoint::Advance(RxMessage& m) {
   // No more packets of this message will come: its key may be reused.
   auto k = st.message_by_key.find({m.source.addr, m.source.initiator, m.msg_id.value()});
   if (k != st.message_by_key.end() && k->second == m.id) st.message_by_key.erase(k);
-  st.holders.erase(m.id);
+  st.holders.Erase(m.id);
   if (m.where != RxMessage::Where::kMatched) {
     // Unexpected: waits for a receive. One that gave a receive back goes to
     // the posted receives now; any other may take a receive held by a
@@ -502,7 +502,7 @@ void Endpoint::RemoveMessage(uint64_t id) {
   if (it == st.messages.end()) return;
   RxMessage& m = *it->second;
   ReleaseStore(m);
-  st.holders.erase(id);
+  st.holders.Erase(id);
   ForgetTimeout(TimeoutKey{.op = false, .id = id}, m.timeout_entry);
   auto k = st.message_by_key.find({m.source.addr, m.source.initiator, m.msg_id.value()});
   if (k != st.message_by_key.end() && k->second == id) st.message_by_key.erase(k);

@@ -1124,6 +1124,10 @@ TEST_F(GetInfo, OpFlags) {
   EXPECT_EQ(out->rx_attr->op_flags, FI_MULTI_RECV);
   h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
   EXPECT_NE(Accept(h.get()), nullptr);
+  h->tx_attr->op_flags = FI_INJECT;  // fabtests fi_inject_test -A inject
+  out = Accept(h.get());
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->tx_attr->op_flags, FI_INJECT);
   h->tx_attr->op_flags = FI_COMMIT_COMPLETE;
   ExpectRejected(h.get(), "tx_attr->op_flags");
   h->tx_attr->op_flags = 0;
@@ -1252,6 +1256,102 @@ TEST_F(GetInfo, DestPortFollowsFiUetPort) {
   cfg_.port = 0;
   cfg_.dest_port = 6000;
   EXPECT_EQ(DestPort(cfg_), 6000);
+}
+
+// ---- requests for API 2.x (issue 27; provider/api_version.h) ----
+// These take the requested version at run time, so they hold with the 1.17
+// headers CI builds against.
+
+constexpr uint32_t kV2 = FI_VERSION(2, 0);
+
+TEST_F(GetInfo, Api2NullHintsAreThe1xTable) {
+  InfoPtr v1 = Accept(nullptr);
+  InfoPtr v2 = Accept(nullptr, nullptr, nullptr, 0, FI_VERSION(2, 6));
+  ASSERT_NE(v1, nullptr);
+  ASSERT_NE(v2, nullptr);
+  for (const fi_info *a = v1.get(), *b = v2.get(); a != nullptr || b != nullptr;
+       a = a->next, b = b->next) {
+    ASSERT_TRUE(a != nullptr && b != nullptr) << "lists differ in length";
+    EXPECT_EQ(a->caps, b->caps);
+    EXPECT_EQ(a->rx_attr->caps, b->rx_attr->caps);
+    EXPECT_EQ(a->domain_attr->mr_mode, b->domain_attr->mr_mode);
+    EXPECT_EQ(a->domain_attr->data_progress, b->domain_attr->data_progress);
+    EXPECT_EQ(a->domain_attr->control_progress, b->domain_attr->control_progress);
+  }
+}
+
+TEST_F(GetInfo, Api2RefusesMrBasicAndScalable) {
+  for (int mode : {kMrBasic, kMrScalable}) {
+    InfoPtr h = NewHints();
+    h->domain_attr->mr_mode = mode;
+    ASSERT_NE(Accept(h.get()), nullptr);  // API 1.17: as asked
+    ExpectRejected(h.get(), "domain_attr->mr_mode wants 0x" + std::to_string(mode) +
+                                ", which has FI_MR_BASIC/FI_MR_SCALABLE, removed in API 2.0",
+                   nullptr, nullptr, 0, kV2);
+  }
+  InfoPtr h = PingpongHints();  // fi_pingpong 2.x: the FI_MR_* bits
+  InfoPtr out = Accept(h.get(), nullptr, nullptr, 0, kV2);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->domain_attr->mr_mode, FI_MR_PROV_KEY);
+}
+
+TEST_F(GetInfo, Api2ProgressCoversBothAndTakesControlUnified) {
+  InfoPtr h = PingpongHints();
+  SetRaw(&h->domain_attr->data_progress, kProgressControlUnified);
+  ExpectRejected(h.get(), "domain_attr->data_progress wants 3");  // not a 1.x value
+  InfoPtr out = Accept(h.get(), nullptr, nullptr, 0, kV2);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(RawEnum(out->domain_attr->data_progress), kProgressControlUnified);
+  EXPECT_EQ(RawEnum(out->domain_attr->control_progress), kProgressControlUnified);
+
+  h = PingpongHints();
+  h->domain_attr->data_progress = FI_PROGRESS_AUTO;  // 2.x: `progress`
+  out = Accept(h.get(), nullptr, nullptr, 0, kV2);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->domain_attr->control_progress, FI_PROGRESS_AUTO);
+  out = Accept(h.get());
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->domain_attr->control_progress, FI_PROGRESS_MANUAL);  // 1.x: separate
+
+  h = PingpongHints();
+  SetRaw(&h->domain_attr->data_progress, 9);
+  ExpectRejected(h.get(), "domain_attr->progress wants 9", nullptr, nullptr, 0, kV2);
+}
+
+TEST_F(GetInfo, Api2DirectedReceiveCaps) {
+  for (uint64_t cap : {kTaggedDirectedRecv, kExactDirectedRecv,
+                       kTaggedDirectedRecv | kExactDirectedRecv}) {
+    for (fi_ep_type type : {FI_EP_RDM, FI_EP_DGRAM}) {
+      InfoPtr h = NewHints();
+      h->ep_attr->type = type;
+      h->caps = FI_TAGGED | cap;
+      InfoPtr out = Accept(h.get(), nullptr, nullptr, 0, kV2);
+      ASSERT_NE(out, nullptr);
+      EXPECT_EQ(out->caps & (kTaggedDirectedRecv | kExactDirectedRecv), cap);
+      EXPECT_EQ(out->rx_attr->caps & cap, cap);
+      EXPECT_EQ(out->tx_attr->caps & cap, 0u);
+      // In API 1.x these bits are FI_HMEM_HOST_ALLOC / FI_VARIABLE_MSG.
+      ExpectRejected(h.get(), (cap & kExactDirectedRecv) ? "FI_VARIABLE_MSG"
+                                                         : "FI_HMEM_HOST_ALLOC");
+    }
+    InfoPtr h = NewHints();
+    h->ep_attr->type = FI_EP_MSG;  // one peer: no directed receive
+    h->caps = FI_TAGGED | cap;
+    ExpectRejected(h.get(), "FI_EP_MSG rejected: caps", nullptr, nullptr, 0, kV2);
+  }
+  InfoPtr h = NewHints();
+  h->caps = FI_TAGGED | kTaggedMultiRecv;
+  ExpectRejected(h.get(), "(unsupported: FI_TAGGED_MULTI_RECV)", nullptr, nullptr, 0, kV2);
+  // Never in the defaults: FI_EXACT_DIRECTED_RECV would forbid FI_ADDR_UNSPEC.
+  InfoPtr out = Accept(nullptr, nullptr, nullptr, 0, kV2);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->caps & (kTaggedDirectedRecv | kExactDirectedRecv), 0u);
+}
+
+TEST_F(GetInfo, Api120AvAuthKeyIsRefused) {
+  InfoPtr h = PingpongHints();
+  h->domain_attr->auth_key_size = SIZE_MAX;  // FI_AV_AUTH_KEY
+  ExpectRejected(h.get(), "FI_AV_AUTH_KEY", nullptr, nullptr, 0, FI_VERSION(1, 20));
 }
 
 }  // namespace
