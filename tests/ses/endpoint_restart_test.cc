@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,10 @@ constexpr Duration kPeerTimeout = seconds(8);  // the soak's
 
 class RsNode final : public pds::PacketSink, public EndpointEvents {
  public:
-  RsNode(FabricAddress self, uint64_t seed) : self_(self), random_(seed) {
+  RsNode(FabricAddress self, uint64_t seed, pds::PdsMode mode = pds::PdsMode::kRud)
+      : self_(self), random_(seed) {
     EndpointConfig config;
+    config.mode = mode;
     config.pds.local = self;
     config.pds.cc_factory = pds::cc::DefaultFactory();
     config.pds.peer_timeout = kPeerTimeout;  // as the provider sets both
@@ -44,7 +47,18 @@ class RsNode final : public pds::PacketSink, public EndpointEvents {
     auto ep = Endpoint::Create(config, random_, *this, *this);
     EXPECT_TRUE(ep.ok()) << ep.error().ToString();
     if (ep.ok()) ep_ = std::move(*ep);
+    // The soak's per-peer region, at the same key in every incarnation
+    // (application keys): read, written and atomically added to.
+    region.assign(4096, std::byte{0});
+    auto key = ep_->RegisterMemory(RegionSpec{.memory = region,
+                                              .access = kAllAccessBits,
+                                              .job = std::nullopt,
+                                              .requested_key = kRegionKey,
+                                              .context = 0});
+    EXPECT_TRUE(key.ok());
   }
+  static constexpr uint64_t kRegionKey = 0x5150;
+  std::vector<std::byte> region;
   void Send(const FabricAddress& dst, std::span<const std::byte> packet) override {
     sent.push_back({self_, dst, Bytes(packet.begin(), packet.end())});
   }
@@ -259,6 +273,244 @@ TEST_F(RestartStopTest, RendezvousOfARestartedPeerToATargetStoppedPastThePeerTim
               (unsigned long long)pc.stall_graces);
   for (const Completion& c : b.completions) std::printf("B: %s\n", c.Describe().c_str());
   for (const Completion& c : a1.completions) std::printf("A.1: %s\n", c.Describe().c_str());
+}
+
+// As above, with the soak's mix from B to A around the kill: sends, reads
+// and fetching atomics (whose guaranteed responses hold the target's CACK
+// until a clear), posted until B's stop, so B's PDC to A.0 holds PSNs that
+// A.0 SACKed but never let CACK pass. In RUD and ROD.
+class RestartStopMixedTest : public RestartStopTest,
+                             public ::testing::WithParamInterface<pds::PdsMode> {};
+
+TEST_P(RestartStopMixedTest, RendezvousOfARestartedPeerAfterHeldRequests) {
+  const pds::PdsMode mode = GetParam();
+  const FabricAddress a_addr = Fep(1);
+  auto a0 = std::make_unique<RsNode>(a_addr, 11, mode);
+  RsNode b(Fep(2), 12, mode);
+  nodes_ = {a0.get(), &b};
+  constexpr size_t kBig = 200 * 1024;
+  constexpr size_t kSmall = 4000;
+  const Peer a_peer{a_addr, PidOnFep(7), ResourceIndex(3)};
+  uint64_t ctx = 10000;
+  std::map<uint64_t, Bytes> keep;  // buffers alive while their ops are
+  std::vector<Bytes> a0_recv(400, Bytes(kSmall));
+  for (size_t i = 0; i < a0_recv.size(); ++i) {
+    PostedRecv r;
+    r.buffer = a0_recv[i];
+    r.tag = 500;
+    r.context = 50000 + i;
+    ASSERT_TRUE(a0->ep().PostRecv(now_, r, true).ok());
+  }
+  // B's traffic to A's address, every 25 ms: a send, a read, a fetching add.
+  const auto b_ops = [&]() {
+    b.now_ = now_;
+    ++ctx;
+    keep[ctx] = RsPattern(kSmall, ctx);
+    (void)b.ep().Send(now_, SendOp{.peer = a_peer, .data = keep[ctx], .tagged = true, .tag = 500,
+                                   .cq_data = std::nullopt, .delivery_complete = false,
+                                   .context = ctx});
+    ++ctx;
+    keep[ctx] = Bytes(512);
+    (void)b.ep().Read(now_, ReadOp{.peer = a_peer, .key = RsNode::kRegionKey, .offset = 0,
+                                   .into = keep[ctx], .context = ctx});
+    ++ctx;
+    keep[ctx] = Bytes(8);
+    static const uint64_t one = 1;
+    (void)b.ep().Atomic(now_, AtomicOp{.peer = a_peer, .key = RsNode::kRegionKey, .offset = 8,
+                                       .op = AtomicOpcode::kSum,
+                                       .datatype = AtomicDatatype::kUint64, .count = 1,
+                                       .operand = std::as_bytes(std::span(&one, 1)),
+                                       .compare = {}, .fetch = keep[ctx], .context = ctx});
+  };
+  for (double t = 19.0; t < 20.0; t += 0.025) {
+    RunTo(At(t));
+    b_ops();
+  }
+  RunTo(At(20.0));
+  b_ops();  // in flight at the kill
+  // 20 s: A.0 killed (its last packets still reach B or not: as they come).
+  Remove(a0.get());
+  a0.reset();
+  std::map<uint64_t, Bytes> rbuf;
+  for (uint64_t tag = 1; tag <= 8; ++tag) {
+    rbuf[tag] = Bytes(tag % 2 ? kBig : kSmall);
+    PostedRecv r;
+    r.buffer = rbuf[tag];
+    r.tag = tag;
+    r.context = 1000 + tag;
+    b.now_ = now_;
+    ASSERT_TRUE(b.ep().PostRecv(now_, r, true).ok());
+  }
+  for (double t = 20.025; t < 22.5; t += 0.025) {
+    RunTo(At(t));
+    b_ops();
+  }
+  RunTo(At(22.5));
+  b.stopped = true;  // 22.5 s: SIGSTOP B for 11 s
+  RunTo(At(23.0));
+  RsNode a1(a_addr, 13, mode);  // 23 s: A.1 at the same address
+  nodes_.push_back(&a1);
+  std::map<uint64_t, Bytes> sdata;
+  const auto send = [&](uint64_t tag) {
+    sdata[tag] = RsPattern(tag % 2 ? kBig : kSmall, tag);
+    a1.now_ = now_;
+    ASSERT_TRUE(a1.ep().Send(now_, SendOp{.peer = b.peer(), .data = sdata[tag], .tagged = true,
+                                          .tag = tag, .cq_data = std::nullopt,
+                                          .delivery_complete = false, .context = 100 + tag}).ok());
+  };
+  send(1);
+  send(2);
+  RunTo(At(31.8));  // A.1's first sends give up on B (stopped)
+  for (uint64_t tag = 3; tag <= 8; ++tag) send(tag);  // on a new PDC; wait for B
+  RunTo(At(33.5));
+  Resume(b);  // 33.5 s: SIGCONT
+  // B goes on posting to A (now A.1) as the soak's rank does.
+  for (double t = 33.525; t < 35.0; t += 0.025) {
+    RunTo(At(t));
+    b_ops();
+  }
+  RunTo(At(120));
+  for (uint64_t tag = 1; tag <= 8; ++tag) {
+    SCOPED_TRACE(tag);
+    ASSERT_EQ(a1.count[100 + tag], 1) << "the send never completed (hang)";
+  }
+  // Posted after A.1's first failure to a B that was only stopped and came
+  // back before A.1 gave up: delivered, the bytes right.
+  for (uint64_t tag = 3; tag <= 8; ++tag) {
+    SCOPED_TRACE(tag);
+    EXPECT_EQ(a1.last[100 + tag].status, CompletionStatus::kOk) << a1.last[100 + tag].Describe();
+    ASSERT_EQ(b.count[1000 + tag], 1);
+    EXPECT_EQ(b.last[1000 + tag].status, CompletionStatus::kOk) << b.last[1000 + tag].Describe();
+    EXPECT_EQ(rbuf[tag], sdata[tag]);
+  }
+  EXPECT_EQ(a1.ep().pending_ops(), 0u);
+  EXPECT_EQ(b.ep().pending_ops(), 0u);
+  std::string pc;
+  b.ep().pds().counters().ForEach([&](std::string_view n, uint64_t v) {
+    if (v) pc += " " + std::string(n) + "=" + std::to_string(v);
+  });
+  b.ep().pds().TotalPdcCounters().ForEach([&](std::string_view n, uint64_t v) {
+    if (v) pc += " " + std::string(n) + "=" + std::to_string(v);
+  });
+  std::printf("B pds:%s\n", pc.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, RestartStopMixedTest,
+                         ::testing::Values(pds::PdsMode::kRud, pds::PdsMode::kRod),
+                         [](const auto& info) {
+                           return std::string(info.param == pds::PdsMode::kRud ? "Rud" : "Rod");
+                         });
+
+// ---- the rendezvous sender's bound (soak finding 1b) ----
+// A rendezvous send whose eager packet was ACKed waits for the target to read
+// the rest. After message_timeout without a read it asks the target (a NO_OP
+// naming the message); the target answers RC_NO_MATCH when it no longer holds
+// it. So a target that restarts, or dies, after taking the eager packet fails
+// the send within a bound, with the peer named; a target that only holds the
+// message for a receive posted late does not.
+
+class RendezvousBoundTest : public RestartStopTest {
+ protected:
+  static constexpr size_t kBig = 200 * 1024;  // rendezvous (threshold 64 KiB)
+  // A sends `data` to B's address, tag 7, context 7 (B posts no receive).
+  void SendBig(RsNode& a, const Peer& to, const Bytes& data) {
+    a.now_ = now_;
+    ASSERT_TRUE(a.ep().Send(now_, SendOp{.peer = to, .data = data, .tagged = true, .tag = 7,
+                                         .cq_data = std::nullopt, .delivery_complete = false,
+                                         .context = 7}).ok());
+  }
+};
+
+TEST_F(RendezvousBoundTest, FailsWhenTheTargetRestartedBeforeReading) {
+  RsNode a(Fep(1), 1);
+  auto b0 = std::make_unique<RsNode>(Fep(2), 2);
+  nodes_ = {&a, b0.get()};
+  const Bytes data = RsPattern(kBig, 5);
+  SendBig(a, b0->peer(), data);
+  RunTo(At(2));
+  // B.0 took the eager packet (unexpected: no receive), A waits for a read.
+  ASSERT_EQ(b0->ep().unexpected_messages(), 1u);
+  ASSERT_EQ(a.count[7], 0);
+  const TimePoint eager_acked = now_;  // within ms of the send: the bound below has slack
+  // B.0 dies; B.1 comes up at the same address 1 s later.
+  Remove(b0.get());
+  b0.reset();
+  RunTo(At(3));
+  RsNode b1(Fep(2), 3);
+  nodes_.push_back(&b1);
+  RunTo(At(40));
+  ASSERT_EQ(a.count[7], 1) << "the send never completed (hang)";
+  const Completion& c = a.last[7];
+  EXPECT_EQ(c.status, CompletionStatus::kRemoteError) << c.Describe();
+  EXPECT_EQ(c.rc, ReturnCode::kNoMatch);
+  EXPECT_TRUE(c.rendezvous_lost);
+  const std::string text = c.Describe();
+  EXPECT_NE(text.find(b1.address().ToString()), std::string::npos) << text;
+  EXPECT_NE(text.find("no longer holds the message"), std::string::npos) << text;
+  // One message_timeout after the eager ACK, plus the probe's round trips.
+  EXPECT_LE(a.at[7], eager_acked + kPeerTimeout + seconds(1));
+  EXPECT_GE(a.at[7], eager_acked + kPeerTimeout - seconds(2));
+  EXPECT_EQ(a.ep().counters().rendezvous_probes_sent, 1u);
+  EXPECT_EQ(a.ep().counters().rendezvous_sends_lost, 1u);
+  EXPECT_EQ(b1.ep().counters().rendezvous_probes_not_held, 1u);
+  EXPECT_EQ(a.ep().pending_ops(), 0u);
+  // The key is gone with the send: a late read of it would be refused.
+  EXPECT_EQ(b1.ep().unexpected_messages(), 0u);
+}
+
+TEST_F(RendezvousBoundTest, FailsWhenTheTargetDiedBeforeReading) {
+  RsNode a(Fep(1), 1);
+  auto b0 = std::make_unique<RsNode>(Fep(2), 2);
+  nodes_ = {&a, b0.get()};
+  const Bytes data = RsPattern(kBig, 6);
+  SendBig(a, b0->peer(), data);
+  RunTo(At(2));
+  ASSERT_EQ(b0->ep().unexpected_messages(), 1u);
+  const TimePoint eager_acked = now_;
+  const std::string b_name = b0->address().ToString();
+  Remove(b0.get());
+  b0.reset();
+  RunTo(At(60));
+  ASSERT_EQ(a.count[7], 1) << "the send never completed (hang)";
+  const Completion& c = a.last[7];
+  EXPECT_EQ(c.status, CompletionStatus::kTransportError) << c.Describe();
+  EXPECT_EQ(c.transport.reason, pds::FailureReason::kPeerTimeout);
+  const std::string text = c.Describe();
+  EXPECT_NE(text.find("no answer from peer " + b_name), std::string::npos) << text;
+  // The probe after message_timeout, then PDS's peer-timeout budget for it
+  // (peer_timeout and one max RTO, 100 ms).
+  EXPECT_LE(a.at[7], eager_acked + 2 * kPeerTimeout + seconds(1));
+  EXPECT_GE(a.at[7], eager_acked + 2 * kPeerTimeout - seconds(1));
+  EXPECT_EQ(a.ep().pending_ops(), 0u);
+}
+
+TEST_F(RendezvousBoundTest, WaitsForAReceivePostedLongAfter) {
+  RsNode a(Fep(1), 1);
+  RsNode b(Fep(2), 2);
+  nodes_ = {&a, &b};
+  const Bytes data = RsPattern(kBig, 7);
+  SendBig(a, b.peer(), data);
+  // The message waits in B's store 3.5 message timeouts: each probe finds it held.
+  RunTo(At(30));
+  ASSERT_EQ(a.count[7], 0);
+  ASSERT_EQ(b.ep().unexpected_messages(), 1u);
+  Bytes into(kBig);
+  PostedRecv r;
+  r.buffer = into;
+  r.tag = 7;
+  r.context = 70;
+  b.now_ = now_;
+  ASSERT_TRUE(b.ep().PostRecv(now_, r, true).ok());
+  RunTo(At(35));
+  ASSERT_EQ(a.count[7], 1);
+  EXPECT_EQ(a.last[7].status, CompletionStatus::kOk) << a.last[7].Describe();
+  ASSERT_EQ(b.count[70], 1);
+  EXPECT_EQ(b.last[70].status, CompletionStatus::kOk) << b.last[70].Describe();
+  EXPECT_EQ(into, data);
+  EXPECT_EQ(a.ep().counters().rendezvous_probes_sent, 3u);  // at ~8, 16, 24 s
+  EXPECT_EQ(b.ep().counters().rendezvous_probes_received, 3u);
+  EXPECT_EQ(b.ep().counters().rendezvous_probes_not_held, 0u);
+  EXPECT_EQ(a.ep().pending_ops(), 0u);
 }
 
 }  // namespace
