@@ -708,6 +708,24 @@ pds::SesResponse Endpoint::HandleWrite(const pds::RxRequest& rx, const RequestVi
     ++counters_.malformed_requests;
     return Refuse(&v, ReturnCode::kInitiatorErr);
   }
+  if (!v.whole_message() && v.form == RequestForm::kStandard) {
+    // A packet of a write whose tracking expired (its sender fell silent for
+    // message_timeout, e.g. stopped): the CQ data of its first packet is
+    // gone, so the write can no longer be reported here. Refused, like a
+    // send's (HandleSend), so that its sender fails it instead of
+    // completing a write the application never sees (soak finding 5).
+    const State::MessageKey key{rx.src, v.initiator, v.message_id.value()};
+    if (!st.message_by_key.contains(key)) {
+      if (auto d = st.dropped.find(key); d != st.dropped.end()) {
+        const bool refuse = !v.som() || !d->second;
+        st.dropped.erase(d);
+        if (refuse) {
+          ++counters_.late_packets_refused;
+          return Refuse(&v, ReturnCode::kUndeliverable);
+        }
+      }
+    }
+  }
   // The whole message's range is checked on every packet: a write that does
   // not fit touches no byte, whichever packet comes first.
   const AccessResult a =

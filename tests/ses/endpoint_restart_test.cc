@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <cstddef>
 #include <map>
 #include <memory>
@@ -97,6 +98,7 @@ class RestartStopTest : public ::testing::Test {
       for (RsNode* n : nodes_) {
         for (Wire& w : std::exchange(n->sent, {})) {
           moved = true;
+          if (lose && lose(w)) continue;
           for (RsNode* m : nodes_) {
             if (m->address() != w.to) continue;
             if (m->stopped) {
@@ -142,6 +144,8 @@ class RestartStopTest : public ::testing::Test {
 
   std::vector<RsNode*> nodes_;
   TimePoint now_{seconds(1)};
+  // Set: datagrams it returns true for are lost.
+  std::function<bool(const Wire&)> lose;
 };
 
 Bytes RsPattern(size_t n, uint64_t seed) {
@@ -400,6 +404,68 @@ INSTANTIATE_TEST_SUITE_P(Modes, RestartStopMixedTest,
                          [](const auto& info) {
                            return std::string(info.param == pds::PdsMode::kRud ? "Rud" : "Rod");
                          });
+
+// Soak finding 5: a write reported complete that its target never saw. A
+// multi-packet fi_writedata whose first packet (with the CQ data) arrived and
+// whose sender was then stopped longer than message_timeout: the target's
+// tracking of the write expired, the sender resumed and resent the rest,
+// the target placed and ACKed it, and the write completed fine at the
+// initiator while the target never reported it. Now the late packets are
+// refused and the write fails; either both sides see it or neither says it
+// succeeded.
+TEST_F(RestartStopTest, MultiPacketWriteAcrossAStopOfItsSenderPastTheMessageTimeout) {
+  RsNode a(Fep(1), 21);
+  RsNode b(Fep(2), 22);
+  nodes_ = {&a, &b};
+  const Bytes data = RsPattern(3000, 9);  // 3 packets of 1324 B at most
+  int a_to_b = 0;
+  // Of the write only its first packet (SOM, CQ data) gets through before A
+  // stops; the rest is resent (or first sent) after A's SIGCONT.
+  lose = [&](const Wire& w) {
+    if (w.from != a.address() || w.bytes.size() < 1000) return false;
+    return ++a_to_b >= 2;
+  };
+  a.now_ = now_;
+  ASSERT_TRUE(a.ep().Write(now_, WriteOp{.peer = b.peer(), .key = RsNode::kRegionKey,
+                                         .offset = 0, .data = data, .cq_data = 0xC0DA,
+                                         .delivery_complete = false, .context = 5}).ok());
+  // And A reads B's region: B's read data (on the reverse PSN space of the
+  // PDC the write uses) waits unacknowledged in the stopped A's socket
+  // buffer, so B's PDC is not idle and outlives A's stop (the soak's ranks
+  // always have reads in flight); B's tracking of the write does not.
+  Bytes into(4096);
+  ASSERT_TRUE(a.ep().Read(now_, ReadOp{.peer = b.peer(), .key = RsNode::kRegionKey, .offset = 0,
+                                       .into = into, .context = 6}).ok());
+  a.stopped = true;  // SIGSTOP A for 10.8 s (> message_timeout = peer timeout, 8 s)
+  RunTo(now_ + std::chrono::milliseconds(1));
+  ASSERT_GE(a_to_b, 1);
+  lose = nullptr;
+  const TimePoint cont = now_ + std::chrono::milliseconds(10800);
+  RunTo(cont);
+  Resume(a);
+  RunTo(cont + seconds(30));
+  ASSERT_EQ(a.count[5], 1) << "the write never completed";
+  const Completion& w = a.last[5];
+  int reported = 0;
+  for (const Completion& c : b.completions) {
+    if (c.kind == OpKind::kRemoteWrite && c.cq_data == 0xC0DAu) ++reported;
+  }
+  EXPECT_LE(reported, 1);
+  // Nothing acknowledged that was not delivered: a write that succeeded was
+  // reported at its target, with its CQ data.
+  if (w.status == CompletionStatus::kOk) {
+    EXPECT_EQ(reported, 1) << "the write completed at the initiator, its target never saw it";
+  } else {
+    EXPECT_NE(w.Describe().find(b.address().ToString()), std::string::npos) << w.Describe();
+  }
+  // As it happens now: the target refuses the late packets.
+  EXPECT_EQ(w.status, CompletionStatus::kRemoteError) << w.Describe();
+  EXPECT_EQ(w.rc, ReturnCode::kUndeliverable);
+  EXPECT_EQ(reported, 0);
+  EXPECT_EQ(b.ep().counters().late_packets_refused, 1u);
+  EXPECT_EQ(a.ep().pending_ops(), 0u);
+  EXPECT_EQ(b.ep().partial_messages(), 0u);
+}
 
 // ---- the rendezvous sender's bound (soak finding 1b) ----
 // A rendezvous send whose eager packet was ACKed waits for the target to read
