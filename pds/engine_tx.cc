@@ -498,7 +498,15 @@ void Engine::HandleNack(TimePoint now, const FabricAddress& from, const Nack& na
   Pdc& pdc = *found;
   SenderHalf& tx = *pdc.tx;
   pdc.counters.nacks_received.Count(nack.nack_code);
-  if (!tx.window.IsOutstanding(nack.nack_psn) || tx.window.IsAcked(nack.nack_psn)) {
+  // INV_DPDCID may name a PSN that is SACKed but not yet cumulatively acked:
+  // the answer to our ACK_REQ for CACK + 1 when the target that held CACK
+  // (an uncleared guaranteed response) is gone. It says the PDC is gone,
+  // whatever PSN provoked it; dropped as stale, the PDC probed on for the
+  // whole peer timeout and failed the requests queued on it meanwhile (soak
+  // finding 1, second path: a rendezvous target's reads).
+  const bool sacked_ok = nack.nack_code == NackCode::kInvDpdcid;
+  if (!tx.window.IsOutstanding(nack.nack_psn) ||
+      (!sacked_ok && tx.window.IsAcked(nack.nack_psn))) {
     Drop(DropReason::kNackUnknownPsn);  // stale
     return;
   }
