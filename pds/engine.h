@@ -646,7 +646,13 @@ class Engine {
   void GoBack(TimePoint now, Pdc& pdc, Psn from);
   // The initiator PDC was forgotten by the target (idle expiry): move every
   // unacked and queued request to a fresh PDC.
-  void Reestablish(TimePoint now, Pdc& pdc);
+  // `fail`: requests first sent at or before fail->first_sent_by are not
+  // moved but failed with fail->failure (the target may have delivered them).
+  struct FailSentBefore {
+    TimePoint first_sent_by;
+    Failure failure;
+  };
+  void Reestablish(TimePoint now, Pdc& pdc, const std::optional<FailSentBefore>& fail = {});
   // NACK UET_NEW_START_PSN on a PDC not yet established: renumber every
   // outstanding request from `start` and send them all again.
   void RestartAt(TimePoint now, Pdc& pdc, Psn start);

@@ -304,7 +304,26 @@ void Engine::OnTargetClosed(TimePoint now, Pdc& pdc) {
     // Our requests waited the whole budget (this process was stopped
     // that long): the target may have expired the PDC after delivering
     // some of them, so resending them on a new PDC could deliver twice.
-    Fail(pdc.local, FailureReason::kPeerTimeout, now - tx.waiting_since);
+    // Those fail. A request first sent less than peer_timeout ago (or never
+    // sent) cannot have been delivered: the target expires a PDC only after
+    // more than peer_timeout without hearing us (ExpireAfter), so it either
+    // had not heard it when it expired, or heard it after and refused it.
+    // Those move to a new PDC, as for any INV_DPDCID: a target that
+    // restarted meanwhile gets them (soak finding 1: a rendezvous target's
+    // reads of the new incarnation's buffer, queued on its PDC to the old).
+    const Failure failure{pdc.peer, pdc.local, FailureReason::kPeerTimeout, tx.last_nack_code,
+                          now - tx.waiting_since};
+    bool young = !tx.queue.empty();
+    tx.window.ForEachOutstanding(false, [&](Psn psn) {
+      const SentPacket& s = tx.slot(psn);
+      young |= s.used && s.kind == SentKind::kRequest &&
+               s.first_sent_at > now - config_.peer_timeout;
+    });
+    if (young && pdc.is_initiator() && pdc.established && pdc.state == PdcState::kOpen) {
+      Reestablish(now, pdc, FailSentBefore{now - config_.peer_timeout, failure});
+    } else {
+      Fail(pdc.local, FailureReason::kPeerTimeout, now - tx.waiting_since);
+    }
     return;
   }
   if (pdc.is_initiator() && pdc.established && pdc.state == PdcState::kOpen) {

@@ -288,6 +288,7 @@ void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
     Emit(pdc.peer, req, s.ses_and_payload, s.ev, &s.lend);
   }
   s.sent_at = now;
+  if (!retx) s.first_sent_at = now;
   pdc.last_activity = now;
   ++pdc.counters.packets_sent;
   pdc.counters.bytes_sent += s.bytes;
@@ -497,7 +498,15 @@ void Engine::HandleNack(TimePoint now, const FabricAddress& from, const Nack& na
   Pdc& pdc = *found;
   SenderHalf& tx = *pdc.tx;
   pdc.counters.nacks_received.Count(nack.nack_code);
-  if (!tx.window.IsOutstanding(nack.nack_psn) || tx.window.IsAcked(nack.nack_psn)) {
+  // INV_DPDCID may name a PSN that is SACKed but not yet cumulatively acked:
+  // the answer to our ACK_REQ for CACK + 1 when the target that held CACK
+  // (an uncleared guaranteed response) is gone. It says the PDC is gone,
+  // whatever PSN provoked it; dropped as stale, the PDC probed on for the
+  // whole peer timeout and failed the requests queued on it meanwhile (soak
+  // finding 1, second path: a rendezvous target's reads).
+  const bool sacked_ok = nack.nack_code == NackCode::kInvDpdcid;
+  if (!tx.window.IsOutstanding(nack.nack_psn) ||
+      (!sacked_ok && tx.window.IsAcked(nack.nack_psn))) {
     Drop(DropReason::kNackUnknownPsn);  // stale
     return;
   }
@@ -703,12 +712,18 @@ void Engine::FailSender(Pdc& pdc, const Failure& failure) {
 
 namespace {
 
-// Every unacked request of `tx` in PSN order, then its queue, moved out.
-SendQueue TakeUnsent(SenderHalf& tx) {
+// Every unacked request of `tx` in PSN order, then its queue, moved out;
+// with `old`, those first sent at or before `first_sent_by` go to `old`
+// (tokens) instead.
+SendQueue TakeUnsent(SenderHalf& tx, TimePoint first_sent_by = TimePoint{},
+                     std::vector<uint64_t>* old = nullptr) {
   SendQueue moved;
   tx.window.ForEachOutstanding(false, [&](Psn psn) {
     SentPacket& s = tx.slot(psn);
-    if (s.used && s.kind == SentKind::kRequest) {
+    if (s.used && s.kind == SentKind::kRequest && old != nullptr &&
+        s.first_sent_at <= first_sent_by) {
+      old->push_back(s.token);
+    } else if (s.used && s.kind == SentKind::kRequest) {
       moved.push_back(QueuedPacket{s.token, s.next_hdr, s.ack_request,
                                    std::move(s.ses_and_payload)});
     }
@@ -720,9 +735,10 @@ SendQueue TakeUnsent(SenderHalf& tx) {
 
 }  // namespace
 
-void Engine::Reestablish(TimePoint now, Pdc& pdc) {
+void Engine::Reestablish(TimePoint now, Pdc& pdc, const std::optional<FailSentBefore>& fail) {
   SenderHalf& tx = *pdc.tx;
-  SendQueue moved = TakeUnsent(tx);
+  std::vector<uint64_t> failed;
+  SendQueue moved = fail ? TakeUnsent(tx, fail->first_sent_by, &failed) : TakeUnsent(tx);
   SubmitRequest key;
   key.dst = pdc.peer;
   key.mode = pdc.mode;
@@ -735,6 +751,10 @@ void Engine::Reestablish(TimePoint now, Pdc& pdc) {
   ++ccc.pins;
   RemovePdc(pdc.local);
   ++counters_.pdcs_reestablished;
+  if (!failed.empty()) {
+    FlushCompletions();  // acks that arrived before the failure first
+    for (uint64_t token : failed) delivery_.OnSendFailed(token, fail->failure);
+  }
   Result<Pdc*> fresh = GetOrCreateInitiator(key);
   ForgetCcc(cccs_.Unpin(ccc));
   if (!fresh.ok()) {

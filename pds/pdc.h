@@ -44,6 +44,9 @@ struct SentPacket {
   std::vector<std::byte> ses_and_payload;
   LendTag lend = kNotLent;  // the sink's name for its last loan of ses_and_payload
   TimePoint sent_at{};
+  // Its first transmission (sent_at is its last): whether a target that
+  // expired the PDC can have delivered it (Engine::OnTargetClosed).
+  TimePoint first_sent_at{};
   uint32_t bytes = 0;  // on the wire: PDS header + SES header + payload
   bool retransmitted = false;
   bool fast_retransmitted = false;

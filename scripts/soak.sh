@@ -42,6 +42,8 @@
 #                    "20 kill 3 1000; 21 stop 1 11000" (see the main loop)
 #   SOAK_DIR         keep records and logs there (default: a temporary
 #                    directory, removed unless the check fails)
+#   SOAK_LOG_LEVEL   FI_LOG_LEVEL of the ranks (default warn; info adds each
+#                    endpoint's PDS/SES counters at close to DIR/rR.log)
 #
 # Only what the script made is touched: its namespaces (soakPID-*), the
 # addresses in them, the processes it started (by PID).
@@ -166,7 +168,7 @@ start_rank() {  # start_rank RANK: its next incarnation
   fi
   env+=(FI_UET_IMPAIR_DROP_PPM=$drop FI_UET_IMPAIR_DUP_PPM=$dup FI_UET_IMPAIR_REORDER_PPM=$reorder
         FI_UET_IMPAIR_SEED=$(rnd 1 1000000))
-  ip netns exec "$ns-r$r" env FI_PROVIDER_PATH="$prov_dir" FI_PROVIDER=uet FI_LOG_LEVEL=warn \
+  ip netns exec "$ns-r$r" env FI_PROVIDER_PATH="$prov_dir" FI_PROVIDER=uet FI_LOG_LEVEL="${SOAK_LOG_LEVEL:-warn}" \
     FI_UET_ADDR="$(addr "$r")" FI_UET_PORT="$(port "$r")" FI_UET_PEER_TIMEOUT_MS="$peer_timeout" \
     "${env[@]}" "$soak_bin" --rank "$r" --inc "${inc[$r]}" --peers "$peers" \
     --end-at "$end_at" --exit-at "$exit_at" --rate "$rate" --large-pct "${SOAK_LARGE_PCT:-15}" --seed "$(rnd 1 1000000000)" \

@@ -211,6 +211,14 @@ struct Completion {
   uint64_t key = 0;
   size_t buffer_offset = 0;          // multi-receive: where the message starts
   bool multi_recv_released = false;  // multi-receive: the buffer is done (FI_MULTI_RECV)
+  // A receive failed by its rendezvous read (the read of the rest of the
+  // message from the sender's buffer): `transport` / `local_error` are the
+  // read's, and Describe says so.
+  bool rendezvous_read = false;
+  // A rendezvous send failed because its target, asked after message_timeout
+  // without a read, no longer held the message (rc RC_NO_MATCH;
+  // transport.silent_for: how long it had waited for the read).
+  bool rendezvous_lost = false;
 
   // One line for a log or fi_cq_strerror, naming the operation, the peer and
   // the code, e.g. "uet: write to 198.51.100.3:4793 failed: target answered
@@ -316,6 +324,14 @@ struct SesCounters {
   uint64_t partial_evicted = 0;
   uint64_t late_packets_refused = 0;
   uint64_t unexpected_bytes_peak = 0;
+  // The rendezvous sender's bound (spec-notes/ses.md "Rendezvous across a
+  // restart and a stop"): probes sent after message_timeout without a read,
+  // sends failed because the target no longer held the message; and, as a
+  // target, probes received and answered RC_NO_MATCH.
+  uint64_t rendezvous_probes_sent = 0;
+  uint64_t rendezvous_sends_lost = 0;
+  uint64_t rendezvous_probes_received = 0;
+  uint64_t rendezvous_probes_not_held = 0;
   std::array<uint64_t, 64> refused_by_rc{};  // by ReturnCode value
 };
 
@@ -441,6 +457,13 @@ class Endpoint final : private pds::Delivery {
   void Unstall();
   // Tells the target of `op` to drop the part of its message it has.
   void SendMsgError(const TxOp& op);
+  // A rendezvous send whose eager part is acknowledged and whose target has
+  // not read the rest, with no probe out: after message_timeout so it asks
+  // the target whether it still holds the message (ProbeRendezvous; the
+  // answer in OnProbeDone fails the send, or lets it wait on).
+  static bool RendezvousWaiting(const TxOp& op);
+  void ProbeRendezvous(uint64_t op_id, const TxOp& op);
+  void OnProbeDone(const TxOp& probe);
   // Releases op.pin (pds::Engine::UnpinPdc), if it holds one.
   void ReleasePin(TxOp& op);
   void SubmitNext(uint64_t op_id, TxOp& op);
@@ -474,6 +497,8 @@ class Endpoint final : private pds::Delivery {
   // report_remote_access: a kRemoteRead / kRemoteAtomic completion for `v`.
   void ReportRemoteAccess(const pds::RxRequest& rx, const RequestView& v, OpKind kind);
   pds::SesResponse HandleMsgError(const pds::RxRequest& rx, const RequestView& v);
+  // UET_NO_OP; one naming a message is a rendezvous probe (ProbeRendezvous).
+  pds::SesResponse HandleNoOp(const pds::RxRequest& rx, const RequestView& v);
   pds::SesResponse Refuse(const RequestView* v, ReturnCode rc);
   // Queues `bytes` (already copied into `data`) back to the reader.
   // `source_offset`: the region offset of bytes[0] (rendezvous regions wait

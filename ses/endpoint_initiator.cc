@@ -190,7 +190,10 @@ size_t Endpoint::PayloadTo(const IpAddress& ip) const {
 
 Status Endpoint::StartOp(std::unique_ptr<TxOp> op) {
   State& st = *state_;
-  if (op->role != TxOp::Role::kServedRead) {
+  // Served reads answer a peer's message ID; a probe names its op's.
+  const bool own_id =
+      op->role != TxOp::Role::kServedRead && op->role != TxOp::Role::kRendezvousProbe;
+  if (own_id) {
     // Message IDs are unique among our live operations; 0 is "not valid".
     bool found = false;
     for (int tries = 0; tries < 65536 && !found; ++tries) {
@@ -210,7 +213,7 @@ Status Endpoint::StartOp(std::unique_ptr<TxOp> op) {
   op->total_packets = PacketsFor(op->payload.size(), op->per_packet);
   const uint64_t id = st.next_op_id++;
   TouchOp(id, *op);
-  if (op->role != TxOp::Role::kServedRead) st.op_by_msg_id[op->msg_id.value()] = id;
+  if (own_id) st.op_by_msg_id[op->msg_id.value()] = id;
   if (op->rdv_key) st.rdv_op_by_key[*op->rdv_key] = id;
   if (op->role == TxOp::Role::kUser) ++counters_.messages_sent;
   if (op->role == TxOp::Role::kUser && op->ready < op->request_length) {
@@ -222,8 +225,13 @@ Status Endpoint::StartOp(std::unique_ptr<TxOp> op) {
     auto user = rdv == st.rdv_op_by_key.end() ? st.ops.end() : st.ops.find(rdv->second);
     if (user != st.ops.end()) {
       ++user->second->rdv_served;
+      ++user->second->rdv_reads;
       op->reads_rendezvous = true;
     }
+  }
+  if (op->role == TxOp::Role::kRendezvousProbe) {
+    auto user = st.ops.find(op->probe_of);
+    if (user != st.ops.end()) user->second->probe = id;
   }
   st.ops[id] = std::move(op);
   st.tx_queue.push_back(id);
@@ -280,9 +288,69 @@ bool Endpoint::NextPacketReady(const TxOp& op) const {
              op.source_offset + end <= user->ready;
     }
     case TxOp::Role::kRendezvousRead:
+    case TxOp::Role::kRendezvousProbe:
       return true;
   }
   return true;
+}
+
+bool Endpoint::RendezvousWaiting(const TxOp& op) {
+  return op.role == TxOp::Role::kUser && op.rdv_key.has_value() && op.ok() &&
+         op.all_resolved() && op.rdv_remaining > 0 && op.rdv_served == 0 && op.probe == 0;
+}
+
+void Endpoint::ProbeRendezvous(uint64_t id, const TxOp& op) {
+  // UET_NO_OP, standard header, naming the message (its ID, and the read key
+  // in memory_key): "do you still hold it?". The target answers RC_NO_MATCH
+  // when it does not (HandleNoOp). A target that is gone never answers, and
+  // PDS fails the probe within its peer timeout; a new incarnation at the
+  // address refuses the old PDC, PDS moves the probe to a new one, and the
+  // new incarnation answers RC_NO_MATCH.
+  auto probe = std::make_unique<TxOp>();
+  probe->role = TxOp::Role::kRendezvousProbe;
+  probe->kind = op.kind;
+  probe->opcode = RequestOpcode::kNoOp;
+  probe->peer = op.peer;
+  probe->msg_id = op.msg_id;
+  probe->job = op.job;
+  probe->key_or_tag = *op.rdv_key;
+  probe->probe_of = id;
+  probe->probe_reads = op.rdv_reads;
+  probe->probe_waited = state_->now - op.last_progress;
+  ++counters_.rendezvous_probes_sent;
+  // Only kNoSpace-like failures of StartOp are possible, and a probe takes
+  // no message ID: it cannot fail. The op waits for its answer (op.probe).
+  (void)StartOp(std::move(probe));
+}
+
+void Endpoint::OnProbeDone(const TxOp& probe) {
+  State& st = *state_;
+  auto it = st.ops.find(probe.probe_of);
+  if (it == st.ops.end()) return;  // the send completed meanwhile
+  const uint64_t id = it->first;
+  TxOp& op = *it->second;
+  op.probe = 0;
+  const bool not_held =
+      probe.status == CompletionStatus::kRemoteError && probe.rc == ReturnCode::kNoMatch;
+  const bool target_gone = probe.status == CompletionStatus::kTransportError;
+  // A read that arrived since the probe left shows the target had the
+  // message (it may have finished with it before it answered).
+  const bool read_since = op.rdv_reads != probe.probe_reads;
+  if (op.ok() && op.rdv_remaining > 0 && !read_since && (not_held || target_gone)) {
+    if (not_held) {
+      op.rdv_lost = true;
+      op.transport.silent_for = probe.probe_waited;
+      ++counters_.rendezvous_sends_lost;
+    } else {
+      op.transport = probe.transport;
+    }
+    SetError(op, probe.status, probe.rc);
+    MaybeFinish(id);
+    return;
+  }
+  // Held (or an answer that says nothing): wait on, and ask again after
+  // another message_timeout without a read.
+  TouchOp(id, op);
 }
 
 uint64_t Endpoint::StagedOp(uint64_t context) {
@@ -460,8 +528,9 @@ Status Endpoint::BuildPacket(const TxOp& op, uint32_t index, std::vector<std::by
     common.pid_on_fep = op.peer.pid_on_fep;
     common.resource_index = op.peer.resource_index;
     const bool whole = op.total_packets == 1 && op.payload.size() == op.request_length;
-    const bool needs_id =
-        op.opcode == RequestOpcode::kRead || op.opcode == RequestOpcode::kFetchingAtomic;
+    const bool needs_id = op.opcode == RequestOpcode::kRead ||
+                          op.opcode == RequestOpcode::kFetchingAtomic ||
+                          op.opcode == RequestOpcode::kNoOp;  // a probe names its message
     const bool short_form =
         whole && !needs_id && !op.datagram && op.request_length <= kSmallMediumMaxLength;
     if (short_form && config_.small_header_sends && op.opcode == RequestOpcode::kSend &&
@@ -592,7 +661,7 @@ void Endpoint::MaybeFinish(uint64_t id) {
     }
     std::erase(st.stalled, id);
   }
-  if (done->role != TxOp::Role::kServedRead) {
+  if (done->role != TxOp::Role::kServedRead && done->role != TxOp::Role::kRendezvousProbe) {
     auto m = st.op_by_msg_id.find(done->msg_id.value());
     if (m != st.op_by_msg_id.end() && m->second == id) st.op_by_msg_id.erase(m);
   }
@@ -603,6 +672,9 @@ void Endpoint::MaybeFinish(uint64_t id) {
   switch (done->role) {
     case TxOp::Role::kUser:
       ReportOp(*done);
+      break;
+    case TxOp::Role::kRendezvousProbe:
+      OnProbeDone(*done);
       break;
     case TxOp::Role::kServedRead:
       if (TxOp* user = const_cast<TxOp*>(RendezvousSource(*done))) --user->rdv_served;
@@ -619,7 +691,15 @@ void Endpoint::MaybeFinish(uint64_t id) {
                                                                  : CompletionStatus::kOk,
                         ReturnCode::kOk);
       } else {
+        const size_t before = st.completions.size();
         CompleteReceive(msg, done->status, done->rc);
+        if (st.completions.size() > before) {
+          // What the read met, not a default Failure ("retry-limit, PDC 0").
+          Completion& c = st.completions.back();
+          c.transport = done->transport;
+          c.local_error = done->local_error;
+          c.rendezvous_read = true;
+        }
       }
       RemoveMessage(msg.id);
       break;
@@ -635,6 +715,7 @@ void Endpoint::ReportOp(const TxOp& op) {
   c.rc = op.rc;
   c.transport = op.transport;
   c.local_error = op.local_error;
+  c.rendezvous_lost = op.rdv_lost;
   c.peer = op.peer.addr;
   c.length = op.ok() ? (op.expect_bytes > 0 ? op.got_bytes : op.request_length) : 0;
   state_->completions.push_back(std::move(c));

@@ -21,9 +21,11 @@
 namespace uet::ses {
 
 // Something that sends packets: a user operation, read data served back to a
-// peer, or the read a target makes to fetch the rest of a rendezvous send.
+// peer, the read a target makes to fetch the rest of a rendezvous send, or a
+// rendezvous sender's probe of its target (spec-notes/ses.md "Rendezvous
+// across a restart and a stop": a NO_OP naming the message).
 struct TxOp {
-  enum class Role : uint8_t { kUser, kServedRead, kRendezvousRead };
+  enum class Role : uint8_t { kUser, kServedRead, kRendezvousRead, kRendezvousProbe };
   Role role = Role::kUser;
   OpKind kind = OpKind::kSend;
   uint64_t context = 0;
@@ -75,6 +77,17 @@ struct TxOp {
   std::optional<uint64_t> rdv_key;
   uint64_t rdv_remaining = 0;
   uint32_t rdv_served = 0;  // served reads of that region not yet finished
+  uint32_t rdv_reads = 0;   // reads of that region that ever arrived
+  // Its probe in flight (an op id; 0: none), and whether a probe found that
+  // the target no longer holds the message (Completion::rendezvous_lost).
+  uint64_t probe = 0;
+  bool rdv_lost = false;
+  // kRendezvousProbe: the user op it asks about, that op's rdv_reads when it
+  // left (a read since means the target had the message), and how long the
+  // op had waited without a read.
+  uint64_t probe_of = 0;
+  uint32_t probe_reads = 0;
+  Duration probe_waited{};
   // kRendezvousRead: the receive it fills.
   uint64_t rx_message = 0;
 
@@ -215,6 +228,12 @@ struct Endpoint::State {
   // Messages still receiving packets, by {source address, initiator, message ID}.
   using MessageKey = std::tuple<FabricAddress, uint32_t, uint16_t>;
   PooledMap<MessageKey, uint64_t> message_by_key;
+  // Rendezvous messages we hold (until their receive completes or they are
+  // dropped), by {source address, initiator, the sender's read key}: what a
+  // rendezvous probe asks about (Endpoint::HandleNoOp). message_by_key
+  // forgets a message once its own packets are in.
+  using RendezvousKey = std::tuple<FabricAddress, uint32_t, uint64_t>;
+  PooledMap<RendezvousKey, uint64_t> rendezvous_by_key;
 
   // ---- silence timeouts ----
   // {deadline, key}: at most one entry per message or op (its timeout_entry

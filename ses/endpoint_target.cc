@@ -93,7 +93,7 @@ pds::SesResponse Endpoint::HandleRequest(const pds::RxRequest& rx,
     case RequestOpcode::kMsgError:
       return HandleMsgError(rx, v);
     case RequestOpcode::kNoOp:
-      if (v.payload.empty() && v.som() && v.eom()) return {};
+      if (v.payload.empty() && v.som() && v.eom()) return HandleNoOp(rx, v);
       return Refuse(&v, ReturnCode::kUnsupportedSize);
     case RequestOpcode::kDatagramSend:  // legal over UUD only (HandleDatagram)
     case RequestOpcode::kDeferrableSend:
@@ -190,7 +190,10 @@ pds::SesResponse Endpoint::HandleSend(const pds::RxRequest& rx, const RequestVie
     m->tagged = IsTaggedSend(v.opcode());
     m->tag = m->tagged ? v.key_or_tag : 0;
     m->cq_data = v.header_data;
-    if (ext != nullptr) m->rdv = *ext;
+    if (ext != nullptr) {
+      m->rdv = *ext;
+      st.rendezvous_by_key[{m->source.addr, m->source.initiator, ext->read_memory_key}] = m->id;
+    }
     if (!OnFirstPacket(*m, v.common.flags.initiator_error ? 0 : n)) {
       m->som_seen = false;
       return refuse_no_room();
@@ -506,6 +509,10 @@ void Endpoint::RemoveMessage(uint64_t id) {
   ForgetTimeout(TimeoutKey{.op = false, .id = id}, m.timeout_entry);
   auto k = st.message_by_key.find({m.source.addr, m.source.initiator, m.msg_id.value()});
   if (k != st.message_by_key.end() && k->second == id) st.message_by_key.erase(k);
+  if (m.rdv) {
+    auto r = st.rendezvous_by_key.find({m.source.addr, m.source.initiator, m.rdv->read_memory_key});
+    if (r != st.rendezvous_by_key.end() && r->second == id) st.rendezvous_by_key.erase(r);
+  }
   st.messages.erase(it);
 }
 
@@ -673,6 +680,25 @@ pds::SesResponse Endpoint::HandleMsgError(const pds::RxRequest& rx, const Reques
   return {};
 }
 
+pds::SesResponse Endpoint::HandleNoOp(const pds::RxRequest& rx, const RequestView& v) {
+  // A NO_OP in the standard form with a message ID names a message: a
+  // rendezvous sender asking whether we still hold its message (with its read
+  // key in memory_key) because no read came for message_timeout
+  // (Endpoint::ProbeRendezvous). RC_NO_MATCH if we do not: the receive
+  // failed, the message was dropped, or this is a new incarnation at the
+  // sender's target address. Any other NO_OP is simply acknowledged.
+  if (v.form != RequestForm::kStandard || v.message_id.value() == 0) return {};
+  State& st = *state_;
+  ++counters_.rendezvous_probes_received;
+  auto it = st.rendezvous_by_key.find({rx.src, v.initiator, v.key_or_tag});
+  if (it != st.rendezvous_by_key.end()) {
+    auto m = st.messages.find(it->second);
+    if (m != st.messages.end() && m->second->msg_id == v.message_id) return {};
+  }
+  ++counters_.rendezvous_probes_not_held;
+  return Refuse(&v, ReturnCode::kNoMatch);
+}
+
 // ---- RMA and atomics ----
 
 pds::SesResponse Endpoint::HandleWrite(const pds::RxRequest& rx, const RequestView& v) {
@@ -681,6 +707,24 @@ pds::SesResponse Endpoint::HandleWrite(const pds::RxRequest& rx, const RequestVi
   if (uint64_t{v.message_offset} + n > v.request_length) {
     ++counters_.malformed_requests;
     return Refuse(&v, ReturnCode::kInitiatorErr);
+  }
+  if (!v.whole_message() && v.form == RequestForm::kStandard) {
+    // A packet of a write whose tracking expired (its sender fell silent for
+    // message_timeout, e.g. stopped): the CQ data of its first packet is
+    // gone, so the write can no longer be reported here. Refused, like a
+    // send's (HandleSend), so that its sender fails it instead of
+    // completing a write the application never sees (soak finding 5).
+    const State::MessageKey key{rx.src, v.initiator, v.message_id.value()};
+    if (!st.message_by_key.contains(key)) {
+      if (auto d = st.dropped.find(key); d != st.dropped.end()) {
+        const bool refuse = !v.som() || !d->second;
+        st.dropped.erase(d);
+        if (refuse) {
+          ++counters_.late_packets_refused;
+          return Refuse(&v, ReturnCode::kUndeliverable);
+        }
+      }
+    }
   }
   // The whole message's range is checked on every packet: a write that does
   // not fit touches no byte, whichever packet comes first.

@@ -229,6 +229,47 @@ TEST_F(LivenessTest, StoredResponseDoesNotExpireAPdcThatIsHeardFrom) {
   EXPECT_TRUE(del_a_.failed.empty());
 }
 
+// Soak finding 1, second path (spec-notes/pds.md "Liveness" 5): A's only outstanding PSN is
+// SACKed but not CACKed (B holds CACK for its guaranteed response until a
+// CLEAR), and B restarts before the CLEAR gets through. A's RTO then sends
+// ACK_REQ for that PSN; the new B answers INV_DPDCID for it. A must take it
+// (the PDC is gone at B) and move on, not drop it as stale and wait out the
+// whole peer timeout.
+TEST_F(LivenessTest, InvDpdcidAnsweringAnAckReqForASackedPsnIsTaken) {
+  Build(Config(seconds(8)));
+  const Established e = Establish();
+  del_b_.respond = [](const RxRequest&, std::span<const std::byte>) {
+    return MakeResponse(NextHeader::kSesResponse, 8, 7, /*guaranteed=*/true);
+  };
+  SubmitOk(A(), Req(2));
+  Deliver(TakeOneA());
+  DeliverAll(TakeB());  // the ACK with the stored response: PSN 2 acked, CACK held
+  TakeA();              // A's CLEAR (if any) is lost
+  RestartB(Config(seconds(8)));
+  del_b_.respond = nullptr;
+  const TimePoint restarted = now_;
+  int ack_reqs = 0;
+  for (int i = 0; i < 1000 && A().pdc_count() > 0 && now_ < restarted + seconds(20); ++i) {
+    const TimePoint t = A().NextDeadline();
+    if (t == TimePoint::Max()) break;
+    now_ = std::max(now_, t);
+    A().OnTimer(now_);
+    for (const Sent& s : TakeA()) {
+      ++ack_reqs;
+      Deliver(s);
+    }
+    DeliverAll(TakeB());
+  }
+  // One ACK_REQ, one INV_DPDCID: the PDC moves (nothing unacked to carry)
+  // at once. Before: dropped as stale, 87 more probes, failed after 8 s.
+  EXPECT_LT(now_ - restarted, seconds(1)) << "the INV_DPDCID was dropped as stale";
+  EXPECT_EQ(ack_reqs, 1);
+  EXPECT_EQ(A().counters().pdcs_reestablished, 1u);
+  EXPECT_EQ(A().counters().pdcs_failed, 0u);
+  EXPECT_TRUE(del_a_.failed.empty());
+  (void)e;
+}
+
 TEST_F(LivenessTest, NegativePeerTimeoutIsRefused) {
   EngineConfig c = TestConfig();
   c.peer_timeout = -seconds(1);

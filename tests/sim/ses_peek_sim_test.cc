@@ -151,7 +151,9 @@ TEST_F(SesPeek, ClaimThenDiscardOfARendezvousMessageCompletesItsSender) {
   const size_t n = ses::EndpointConfig::kDefaultRendezvousThreshold * 2;
   const std::vector<std::byte> msg = PatternBytes(n, 6);
   ASSERT_TRUE(h_.a.Send(SendOf(h_.b, msg, 100, kTag, 0)).ok());
-  RunIdle(h_.loop);
+  // Not RunIdle: a rendezvous send waiting for its read keeps a timer (it
+  // probes its target every message_timeout, spec-notes/ses.md).
+  RunFor(h_.loop, std::chrono::seconds(1));
   ASSERT_EQ(h_.b.endpoint().unexpected_messages(), 1u);
   EXPECT_EQ(h_.a.count_by_context[100], 0) << "a rendezvous send waits for the target's read";
   std::vector<std::byte> none;
