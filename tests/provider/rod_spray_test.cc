@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/provider/bulk_flow.h"
 #include "tests/provider/close_log.h"
 #include "tests/provider/params_harness.h"
 #include "tests/provider/rdm_harness.h"
@@ -27,10 +28,7 @@
 namespace uet::fitest {
 namespace {
 
-constexpr size_t kMessageBytes = 64 * 1024;
 constexpr size_t kMessages = 256;  // 16 MiB each way
-constexpr size_t kInFlight = 8;
-constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kMaxInferredResendsPerMiB = 1.0;
 
 class RodSpray : public RdmApi {
@@ -46,53 +44,11 @@ class RodSpray : public RdmApi {
   }
 };
 
-// One direction's traffic: kMessages sends from `from` to `to`, kInFlight
-// outstanding, each received message checked.
-struct Flow {
-  Endpoint* from;
-  Endpoint* to;
-  fi_addr_t dst;
-  std::vector<uint8_t> out = Pattern(kMessageBytes, 7);
-  std::vector<std::vector<uint8_t>> in =
-      std::vector<std::vector<uint8_t>>(kInFlight, std::vector<uint8_t>(kMessageBytes));
-  std::vector<int> rctx = std::vector<int>(kInFlight);
-  std::vector<int> sctx = std::vector<int>(kInFlight);
-  size_t posted = 0, received = 0, sent = 0;
-
-  bool done() const { return received == kMessages && sent == kMessages; }
-  // Posts what the window allows; consumes what the CQs hold.
-  void Step() {
-    while (posted < kMessages && posted - received < kInFlight) {
-      const size_t slot = posted % kInFlight;
-      ASSERT_EQ(fi_recv(to->ep, in[slot].data(), kMessageBytes, nullptr, FI_ADDR_UNSPEC,
-                        &rctx[slot]),
-                0);
-      ASSERT_EQ(fi_send(from->ep, out.data(), kMessageBytes, nullptr, dst, &sctx[slot]), 0);
-      ++posted;
-    }
-    while (!to->rx.got.empty()) {
-      const Entry r = to->rx.got.front();
-      to->rx.got.pop_front();
-      ASSERT_FALSE(r.error) << Describe(r);
-      ASSERT_EQ(r.e.len, kMessageBytes);
-      const size_t slot = static_cast<size_t>(static_cast<int*>(r.e.op_context) - rctx.data());
-      ASSERT_LT(slot, kInFlight);
-      ASSERT_EQ(Memcmp(in[slot].data(), out.data(), kMessageBytes), 0) << "message " << received;
-      ++received;
-    }
-    while (!from->tx.got.empty()) {
-      ASSERT_FALSE(from->tx.got.front().error) << Describe(from->tx.got.front());
-      from->tx.got.pop_front();
-      ++sent;
-    }
-  }
-};
-
 TEST_F(RodSpray, SixteenEvsOnLoopbackResendBelowOnePerMiB) {
   // Both ways at once, as ping-pong and MPI traffic run: each side's data
   // shares its send batches with ACKs of the other's.
-  Flow ab{&a_.ep, &b_.ep, a_to_b_};
-  Flow ba{&b_.ep, &a_.ep, b_to_a_};
+  BulkFlow ab{&a_.ep, &b_.ep, a_to_b_, kMessages, 7};
+  BulkFlow ba{&b_.ep, &a_.ep, b_to_a_, kMessages, 7};
   ASSERT_TRUE(PumpUntil([&] {
     ab.Step();
     ba.Step();
@@ -107,7 +63,7 @@ TEST_F(RodSpray, SixteenEvsOnLoopbackResendBelowOnePerMiB) {
   EXPECT_EQ(std::regex_search(log, std::regex("enabled \\(RUD\\)")), false) << log;
   EXPECT_EQ(std::regex_search(log, std::regex("enabled \\(ROD\\)")), true) << log;
   EXPECT_EQ(std::regex_search(log, std::regex(": 16 EVs, ")), true) << log;
-  const double mib = 2.0 * static_cast<double>(kMessages * kMessageBytes) / kMiB;
+  const double mib = ab.MiB() + ba.MiB();
   const uint64_t inferred =
       SumCounter(log, "retransmissions_nack") + SumCounter(log, "retransmissions_fast");
   const uint64_t timeouts = SumCounter(log, "retransmissions_timeout");
