@@ -13,6 +13,12 @@
 namespace uet::prov {
 namespace {
 
+// Datagrams one progress pass takes at most (Progress::Run). A pass takes
+// what the sockets hold; at this many (a flood, a long backlog) it ends, so
+// timers, completions and `now` move on. Far above a bulk transfer's queue:
+// 4096 datagrams are ~32 MiB at loopback's payload, ~5 MiB at 1324 B.
+constexpr size_t kMaxDatagramsPerPass = 4096;
+
 // A pds::LendTag of this sink: the ring's loan (PacketIo::Loan, bits 16-31
 // zero) with the EV that holds it in bits 16-31.
 pds::LendTag LendTagOf(uint16_t ev, PacketIo::Loan loan) {
@@ -86,11 +92,12 @@ Progress::~Progress() {
                "uet: endpoint port %u closed (%s): sent %llu, received %llu, send errors %llu, "
                "truncated %llu, GSO sends %llu, GRO receives %llu, impairment dropped %llu "
                "duplicated %llu reordered %llu, receive calls %llu (empty %llu, other-thread "
-               "polls %llu)\n",
+               "polls %llu), passes stopped at the %zu-datagram cap %llu\n",
                io_->local_port(), io_->backend_name(), ULL(s.sent), ULL(s.received),
                ULL(s.send_errors), ULL(s.truncated), ULL(s.gso_sends), ULL(s.gro_receives),
                ULL(s.impair_dropped), ULL(s.impair_duplicated), ULL(s.impair_reordered),
-               ULL(s.rx_calls), ULL(s.rx_empty), ULL(s.rx_fallback_polls));
+               ULL(s.rx_calls), ULL(s.rx_empty), ULL(s.rx_fallback_polls),
+               kMaxDatagramsPerPass, ULL(passes_at_cap_));
   if (s.xdp_tx_kicks != 0 || s.kernel_path_sent != 0 || s.kernel_path_received != 0 ||
       s.xdp_rx_invalid != 0) {
     UET_LOG_INFO(FI_LOG_EP_DATA,
@@ -194,6 +201,10 @@ size_t Progress::Run(bool may_hold) {
   // in), the domain thread under FI_PROGRESS_AUTO.
   io_->AllowReceiverClaim(t_domain_progress_thread == auto_progress_);
   ses_->BeginReceiveBatch();
+  // At most kMaxDatagramsPerPass per pass: a flood (or a long backlog) must
+  // not hold one pass, with `now` frozen, no timers and no completion
+  // returned to the application, for as long as it lasts (soak violation
+  // N1: a rank frozen 3-30 s). The next pass goes on where this one stopped.
   const size_t received = io_->Poll([&](const RxDatagram& d) {
     if (IsCmDatagram(d.bytes)) {
       CmOnDatagram(ep_, d.src, d.src_port, d.bytes);
@@ -213,7 +224,8 @@ size_t Progress::Run(bool may_hold) {
     ses_->OnPacket(now, src, packet, pds::RxMeta{.ecn_ce = d.ecn_ce});
     // The ACKs of what we opened go now, not after the whole receive batch.
     if (security_) AfterOpen(now, d.bytes.size());
-  });
+  }, kMaxDatagramsPerPass);
+  if (received >= kMaxDatagramsPerPass) ++passes_at_cap_;
   ses_->EndReceiveBatch(now);  // one byte-trigger ACK per PDC for the whole batch
   if (security_ && security_->refused() != tss_refused_reported_) ReportTssRefusals(now);
   if (now >= ses_->NextDeadline()) ses_->OnTimer(now);

@@ -236,6 +236,7 @@ class Progress final : public pds::PacketSink,
   uint64_t held_moved_ = 0;  // flushes that did (logged at close)
   uint64_t send_batches_ = 0;
   std::optional<TimePoint> last_arrival_;
+  uint64_t passes_at_cap_ = 0;  // Run passes that stopped at kMaxDatagramsPerPass
   SeededRandom random_;
   std::unique_ptr<RoutePayloads> route_payloads_;  // before ses_: SES asks it
   std::unique_ptr<ses::Endpoint> ses_;

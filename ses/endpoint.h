@@ -322,6 +322,7 @@ struct SesCounters {
   uint64_t messages_demoted = 0;
   uint64_t partial_dropped = 0;
   uint64_t partial_evicted = 0;
+  uint64_t evict_walks = 0;  // walks of the store for an idle partial message
   uint64_t late_packets_refused = 0;
   uint64_t unexpected_bytes_peak = 0;
   // The rendezvous sender's bound (spec-notes/ses.md "Rendezvous across a

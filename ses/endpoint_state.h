@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 #include "pds/recycling_set.h"
+#include "ses/arrived_ranges.h"
 #include "ses/endpoint.h"
 #include "ses/request_headers.h"
 #include "uet/pool_allocator.h"
@@ -127,7 +128,8 @@ struct RxMessage {
   uint64_t tag = 0;
   uint64_t length = 0;        // request_length
   uint64_t eager_length = 0;  // bytes this message's own packets carry
-  uint64_t bytes_seen = 0;
+  uint64_t bytes_seen = 0;  // = arrived.total(): each byte once
+  ArrivedRanges arrived;
   bool som_seen = false;
   std::optional<uint64_t> cq_data;
   uint64_t key = 0;  // kWrite: the target region's memory key
@@ -217,6 +219,13 @@ struct Endpoint::State {
   // When ReclaimHeld should look again (a holder not yet idle long enough
   // keeps a receive a stored message wants); Max: nothing to do.
   TimePoint reclaim_at = TimePoint::Max();
+  // EvictIdlePartial finds nothing to evict before this: the earliest time a
+  // partial message outside any receive could reach partial_timeout, as its
+  // last walk saw them (last_activity only grows; a message that becomes a
+  // candidate later is idle no earlier than walk + partial_timeout). Without
+  // it a store full of complete messages (a flood of 0-byte SENDs) walked
+  // every message for each refused packet (soak violation N1).
+  TimePoint evict_walk_at{};  // the epoch: the first call walks
   // Keys of messages dropped before they were all in (evicted or unable to be
   // kept): a later packet of one is refused RC_UNDELIVERABLE, so its sender
   // fails with a code instead of believing it delivered. FIFO, at most

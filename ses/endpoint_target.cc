@@ -203,7 +203,7 @@ pds::SesResponse Endpoint::HandleSend(const pds::RxRequest& rx, const RequestVie
     if (!Charge(*m, n)) return refuse_no_room();
     m->chunks.emplace_back(v.message_offset,
                            std::vector<std::byte>(v.payload.begin(), v.payload.end()));
-    m->bytes_seen += n;
+    m->bytes_seen += m->arrived.Add(v.message_offset, n);
     ++counters_.early_packets;
     return {};
   } else if (m->where == RxMessage::Where::kUnexpected && !v.common.flags.initiator_error &&
@@ -215,7 +215,7 @@ pds::SesResponse Endpoint::HandleSend(const pds::RxRequest& rx, const RequestVie
   } else {
     PlaceBytes(*m, v.message_offset, v.payload);
   }
-  m->bytes_seen += n;
+  m->bytes_seen += m->arrived.Add(v.message_offset, n);
   Advance(*m);
   return {};
 }
@@ -297,17 +297,26 @@ bool Endpoint::Charge(RxMessage& m, size_t bytes) {
 bool Endpoint::EvictIdlePartial(const IpAddress* ip) {
   State& st = *state_;
   if (config_.partial_timeout <= Duration::zero()) return false;
+  if (st.now < st.evict_walk_at) return false;  // nothing can be idle long enough yet
+  ++counters_.evict_walks;
+  TimePoint earliest = st.now + config_.partial_timeout;
   for (auto& [id, msg] : st.messages) {
     RxMessage& m = *msg;
     const bool outside = m.where == RxMessage::Where::kEarly ||
                          (m.where == RxMessage::Where::kUnexpected && !m.claimed);
     if (!outside || !m.charged || m.eager_done()) continue;
-    if (st.now - m.last_activity < config_.partial_timeout) continue;
-    if (ip != nullptr && m.source.addr.ip != *ip) continue;
+    if (st.now - m.last_activity < config_.partial_timeout ||
+        (ip != nullptr && m.source.addr.ip != *ip)) {
+      earliest = std::min(earliest, m.last_activity + config_.partial_timeout);
+      continue;
+    }
     ++counters_.partial_evicted;
     DropPartial(m);
     return true;
   }
+  // An other source's idle message (kept by the ip filter) leaves the gate
+  // at or before now: the next call walks again.
+  st.evict_walk_at = earliest;
   return false;
 }
 
@@ -771,7 +780,7 @@ pds::SesResponse Endpoint::HandleWrite(const pds::RxRequest& rx, const RequestVi
         m->som_seen = true;
         m->cq_data = v.header_data;
       }
-      m->bytes_seen += n;
+      m->bytes_seen += m->arrived.Add(v.message_offset, n);
       if (rc != ReturnCode::kOk && m->error == ReturnCode::kOk) m->error = rc;
       if (m->eager_done()) {
         if ((m->cq_data || config_.report_remote_access) && m->error == ReturnCode::kOk) {

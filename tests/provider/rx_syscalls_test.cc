@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "tests/provider/close_log.h"
+#include "tests/provider/forger.h"
 #include "tests/provider/params_harness.h"
 #include "tests/provider/rdm_harness.h"
 
@@ -117,6 +118,50 @@ class RxSyscalls : public RdmApi {
     return c;
   }
 };
+
+// Soak violation N1: a flood once held one progress pass for as long as it
+// lasted (3-30 s: `now` frozen, no timers, the application's fi_cq_read not
+// returning). A backlog of 10,000 datagrams (short garbage: counted and
+// dropped) waits in B's socket; a read of B's CQ takes at most 4,096 of
+// them and returns, and the reads after it take the rest.
+TEST_F(RxSyscalls, ABacklogIsTakenInPassesOfAtMostTheCap) {
+  char text[256] = {};
+  size_t text_len = sizeof text;
+  ASSERT_NE(fi_av_straddr(a_.ep.av, b_.ep.name.data(), text, &text_len), nullptr);
+  std::cmatch port_match;  // "uet://127.0.0.2:PORT/..."
+  ASSERT_TRUE(std::regex_search(text, port_match, std::regex("127\\.0\\.0\\.2:([0-9]+)/")))
+      << text;
+  const uint16_t port = static_cast<uint16_t>(std::stoul(port_match[1]));
+  const sockaddr_in dst = Ipv4Address(0x7f000002, port);
+  const int fd = BoundUdp4(0x7f000001);
+  ASSERT_GE(fd, 0);
+  const std::byte junk[8] = {};
+  int sent = 0;
+  for (int i = 0; i < 10000; ++i) {
+    if (sendto(fd, junk, sizeof junk, 0, reinterpret_cast<const sockaddr*>(&dst), sizeof dst) ==
+        static_cast<ssize_t>(sizeof junk)) {
+      ++sent;
+    }
+  }
+  close(fd);
+  ASSERT_EQ(sent, 10000);
+  fi_cq_tagged_entry e{};
+  EXPECT_EQ(fi_cq_read(b_.ep.rx.cq, &e, 1), -FI_EAGAIN);  // one pass, at the cap
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(fi_cq_read(b_.ep.rx.cq, &e, 1), -FI_EAGAIN);
+  a_.Close();
+  b_.Close();
+  const std::string log = testing::internal::GetCapturedStderr();
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      log, m, std::regex("port " + std::to_string(port) +
+                         " closed [^\\n]*received ([0-9]+),[^\\n]*passes stopped at the "
+                         "4096-datagram cap ([0-9]+)")))
+      << log;
+  // The socket buffer (4 MiB) may drop part of the backlog; what it held
+  // was more than one pass takes.
+  EXPECT_GT(std::stoull(m[1]), 4096u) << log;
+  EXPECT_GE(std::stoull(m[2]), 1u) << log;
+}
 
 // A read whose progress pass took datagrams in never blocks; only one that took
 // none may (CqWait.* checks the idle case). In a bulk transfer most empty reads

@@ -248,6 +248,68 @@ TEST_F(ForgedTest, APacketOfAnEvictedMessageIsRefused) {
             refused + 1);
 }
 
+// Soak violation N1: a flood of complete 0-byte SENDs fills the store's
+// message slots; complete messages are never evicted, so every further
+// packet is refused. Before, each refusal walked the whole store looking for
+// an idle partial message (perf: 60 % of a frozen rank in that walk); now a
+// walk that finds none is not repeated before a message could be idle for
+// partial_timeout.
+TEST_F(ForgedTest, AFullStoreOfCompleteMessagesIsNotWalkedPerPacket) {
+  EndpointConfig cb = Config();
+  cb.unexpected_messages = 64;
+  FNode b(Fep(2), cb, 2);
+  const FabricAddress src = Fep(1);
+  for (uint32_t i = 0; i < 5000; ++i) {
+    if (i % 10 == 0) now_ = now_ + milliseconds(1);  // 10,000 packets a second
+    b.ep().OnPacket(now_, src,
+                    ForgedSend({.spdcid = static_cast<uint16_t>(1 + i),
+                                .message_id = static_cast<uint16_t>(1 + i),
+                                .request_length = 0,
+                                .payload = 0,
+                                .eom = true}));
+  }
+  EXPECT_EQ(b.ep().unexpected_messages(), 64u);
+  EXPECT_GT(b.ep().counters().unexpected_refused, 4000u);
+  // 0.5 s of flood: one walk per partial_timeout at most, plus the first.
+  const uint64_t bound = 2 + static_cast<uint64_t>(milliseconds(500) / cb.partial_timeout);
+  EXPECT_LE(b.ep().counters().evict_walks, bound);
+}
+
+// Soak violation N2: packets of one message that arrive twice, each time on
+// another PDC (sent on a PDC the target evicted, resent on its replacement;
+// PDS de-duplicates only within a PDC), count once. Before, packets 0, 1, 0,
+// 1 of a 192-byte message added 256 bytes and completed it with packet 2's
+// bytes missing; packet 2 then started a second message under the same ID.
+TEST_F(ForgedTest, APacketThatComesTwiceOnTwoPdcsCountsOnce) {
+  FNode b(Fep(2), Config(), 2);
+  const FabricAddress src = Fep(1);
+  Bytes buf(4096, std::byte{0});
+  ASSERT_TRUE(b.ep().PostRecv(now_, Recv(buf, 42), false).ok());
+  uint16_t pdc = 100;
+  const auto packet = [&](int i) {
+    Bytes p = ForgedSend({.spdcid = pdc++,
+                          .message_id = 9,
+                          .request_length = 192,
+                          .payload = 64,
+                          .som = i == 0,
+                          .eom = i == 2,
+                          .message_offset = static_cast<uint32_t>(64 * i)});
+    std::fill(p.end() - 64, p.end(), std::byte(0x10 + i));  // each packet's own bytes
+    b.ep().OnPacket(now_, src, p);
+  };
+  for (int i : {0, 1, 0, 1}) packet(i);
+  EXPECT_TRUE(b.completions.empty()) << "completed without packet 2: "
+                                     << b.completions[0].Describe();
+  packet(2);
+  ASSERT_EQ(b.completions.size(), 1u);
+  EXPECT_EQ(b.completions[0].status, CompletionStatus::kOk) << b.completions[0].Describe();
+  EXPECT_EQ(b.completions[0].length, 192u);
+  for (size_t k = 0; k < 192; ++k) {
+    ASSERT_EQ(buf[k], std::byte(0x10 + k / 64)) << "byte " << k;
+  }
+  EXPECT_EQ(b.ep().partial_messages(), 0u) << "a second message under the same ID";
+}
+
 // Unit of the budget: a message costs what arrived plus the overhead.
 TEST_F(ForgedTest, StoredMessageCostsArrivedBytesPlusOverhead) {
   FNode b(Fep(2), Config(), 2);
