@@ -84,11 +84,15 @@ echo "tss_pingpong: TSS capture: $tss_hits packets with the pattern; server/clie
 echo "== 2. the client has another key: a CQ error naming TSS, no hang"
 # The server drops what it cannot authenticate, so to the client it is a silent
 # peer: the error comes when FI_UET_PEER_TIMEOUT_MS (default 30 s) runs out.
+# 512 B, above inject_size (256): fi_pingpong sends smaller messages with
+# fi_inject and then reads only its receive CQ, so the failed inject's CQ error
+# (on the transmit CQ) is never read and it waits for the pong forever, with
+# any provider whose peer is silent.
 out=$tmp/wrong.out
 rc=0
 FI_UET_TSS_KEY_FILE=$tmp/shared.key FI_LOG_LEVEL=info FI_LOG_SUBSYS=ep_data \
   UET_PINGPONG_CLIENT_ENV="FI_UET_TSS_KEY_FILE=$tmp/other.key FI_UET_PEER_TIMEOUT_MS=3000" UET_PINGPONG_TIMEOUT=30 \
-  "$pingpong" "$prov_dir" -e rdm -I 10 -S 64 -c >"$out" 2>&1 || rc=$?
+  "$pingpong" "$prov_dir" -e rdm -I 10 -S 512 -c >"$out" 2>&1 || rc=$?
 grep -E 'client exit|TSS is on|in_auth_fail_pkts' "$out" | cut -c1-300 || true
 if [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ]; then
   echo "tss_pingpong: FAIL: client exit $rc (0: a keyless peer got through; 124: hang)" >&2

@@ -139,7 +139,7 @@ class RestartStopTest : public ::testing::Test {
   void Remove(RsNode* n) { std::erase(nodes_, n); }
 
   TimePoint At(double s) const {
-    return TimePoint(std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s)));
+    return TimePoint{std::chrono::duration_cast<Duration>(std::chrono::duration<double>(s))};
   }
 
   std::vector<RsNode*> nodes_;
