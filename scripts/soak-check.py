@@ -211,8 +211,16 @@ def main():
                 return i, rec
         return None, None
 
-    bad3, nchk = [], 0
+    def up_at(dst, t):  # the incarnation of dst that was up (ready, not yet killed) at t
+        best = (None, None, None)
+        for i, rd, killed, rec in incs[dst]:
+            if rd <= t and (killed is None or t < killed):
+                best = (i, rd, rec)
+        return best
+
+    bad3, nchk, older = [], 0, [0, 0]  # older: [held by an earlier incarnation, not checkable]
     for (s, i), rec in recs.items():
+        slow = {(e["kind"], e["peer"], e["seq"]): e for e in rec["slow"] if e["err"] == 0}
         for dst_s, kinds in rec["ok_seqs"].items():
             dst = int(dst_s)
             for kind, buckets in kinds.items():
@@ -221,14 +229,33 @@ def main():
                     if drec is None or (not drec["final"] and sec * 1000 + 3000 > drec["written_ms"]):
                         continue
                     got = drec["received"].get(f"{s}.{i}.{kind}", {"ranges": []})["ranges"]
+                    dready = next(rd for ii, rd, _, _ in incs[dst] if ii == di)
                     for a, b in rs:
                         for q in range(a, b + 1):
                             nchk += 1
-                            if not ranges_contain(got, q):
-                                bad3.append(f"{kind} {s}.{i} -> {dst}.{di} seq {q} completed "
-                                            f"at {sec * 1000 - cfg['t0']} ms, never arrived")
+                            if ranges_contain(got, q):
+                                continue
+                            # Posted while an earlier incarnation was up (its sender
+                            # stopped, the ACKs read at SIGCONT after a restart): that
+                            # incarnation must hold it, if its record can say.
+                            e = slow.get((kind, dst, q))
+                            if e is not None and e["post_ms"] < dready:
+                                oi, _, orec = up_at(dst, e["post_ms"])
+                                if oi is not None and oi != di:
+                                    ogot = (orec or {"received": {}})["received"].get(
+                                        f"{s}.{i}.{kind}", {"ranges": []})["ranges"]
+                                    if ranges_contain(ogot, q):
+                                        older[0] += 1
+                                        continue
+                                    if orec is None or (not orec["final"] and
+                                                        orec["written_ms"] < e["done_ms"]):
+                                        older[1] += 1
+                                        continue
+                            bad3.append(f"{kind} {s}.{i} -> {dst}.{di} seq {q} completed "
+                                        f"at {sec * 1000 - cfg['t0']} ms, never arrived")
     row("a completed send/write arrived", f"{nchk} completions", bad3,
-        "completions while one incarnation surely served")
+        f"completions while one incarnation surely served; posted to an earlier incarnation: "
+        f"{older[0]} held by it, {older[1]} not checkable (its record ends before the completion)")
 
     bad4 = []
     for r in range(n):
