@@ -720,10 +720,10 @@ SendQueue TakeUnsent(SenderHalf& tx, TimePoint first_sent_by = TimePoint{},
   SendQueue moved;
   tx.window.ForEachOutstanding(false, [&](Psn psn) {
     SentPacket& s = tx.slot(psn);
-    if (s.used && s.kind == SentKind::kRequest && old != nullptr &&
-        s.first_sent_at <= first_sent_by) {
+    if (!s.used || s.kind != SentKind::kRequest) return;
+    if (old != nullptr && s.first_sent_at <= first_sent_by) {
       old->push_back(s.token);
-    } else if (s.used && s.kind == SentKind::kRequest) {
+    } else {
       moved.push_back(QueuedPacket{s.token, s.next_hdr, s.ack_request,
                                    std::move(s.ses_and_payload)});
     }

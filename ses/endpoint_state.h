@@ -128,8 +128,7 @@ struct RxMessage {
   uint64_t tag = 0;
   uint64_t length = 0;        // request_length
   uint64_t eager_length = 0;  // bytes this message's own packets carry
-  uint64_t bytes_seen = 0;  // = arrived.total(): each byte once
-  ArrivedRanges arrived;
+  ArrivedRanges arrived;  // the bytes that arrived, each counted once
   bool som_seen = false;
   std::optional<uint64_t> cq_data;
   uint64_t key = 0;  // kWrite: the target region's memory key
@@ -164,7 +163,7 @@ struct RxMessage {
   static void* operator new(size_t n) { return PooledNew<RxMessage>(n); }
   static void operator delete(void* p, size_t n) { PooledDelete<RxMessage>(p, n); }
 
-  bool eager_done() const { return som_seen && bytes_seen >= eager_length; }
+  bool eager_done() const { return som_seen && arrived.total() >= eager_length; }
 };
 
 // A message or an operation whose peer may fall silent (message_timeout):

@@ -203,7 +203,7 @@ pds::SesResponse Endpoint::HandleSend(const pds::RxRequest& rx, const RequestVie
     if (!Charge(*m, n)) return refuse_no_room();
     m->chunks.emplace_back(v.message_offset,
                            std::vector<std::byte>(v.payload.begin(), v.payload.end()));
-    m->bytes_seen += m->arrived.Add(v.message_offset, n);
+    m->arrived.Add(v.message_offset, n);
     ++counters_.early_packets;
     return {};
   } else if (m->where == RxMessage::Where::kUnexpected && !v.common.flags.initiator_error &&
@@ -215,7 +215,7 @@ pds::SesResponse Endpoint::HandleSend(const pds::RxRequest& rx, const RequestVie
   } else {
     PlaceBytes(*m, v.message_offset, v.payload);
   }
-  m->bytes_seen += m->arrived.Add(v.message_offset, n);
+  m->arrived.Add(v.message_offset, n);
   Advance(*m);
   return {};
 }
@@ -780,7 +780,7 @@ pds::SesResponse Endpoint::HandleWrite(const pds::RxRequest& rx, const RequestVi
         m->som_seen = true;
         m->cq_data = v.header_data;
       }
-      m->bytes_seen += m->arrived.Add(v.message_offset, n);
+      m->arrived.Add(v.message_offset, n);
       if (rc != ReturnCode::kOk && m->error == ReturnCode::kOk) m->error = rc;
       if (m->eager_done()) {
         if ((m->cq_data || config_.report_remote_access) && m->error == ReturnCode::kOk) {
