@@ -85,6 +85,25 @@ class EpHmemIn : public ::testing::Test {
   std::optional<EndpointHmem> hmem_;
 };
 
+// Given a message placed in order, packet by packet, expect each chunk queued
+// for the device the moment its last packet is placed, never earlier and not
+// at the end of the message (the provider-level test sees this only at pump
+// granularity, which a receiver reading the whole message in one pass hides).
+TEST_F(EpHmemIn, InOrderEachChunkGoesWhenItsLastPacketIsPlaced) {
+  constexpr size_t kLen = 4 * kChunk, kPackets = kLen / kPacket;
+  constexpr size_t kPerChunk = kChunk / kPacket;
+  DeviceMem dev(kLen);
+  OpDevice op = Prepare(dev, kLen);
+  const std::vector<uint8_t> data = Pattern(kLen, 5);
+  const uint64_t start = ToDevice();
+  for (size_t i = 0; i < kPackets; ++i) {
+    Place(op, data, i);
+    EXPECT_EQ(ToDevice() - start, (i + 1) / kPerChunk) << "after packet " << i;
+  }
+  ASSERT_NO_FATAL_FAILURE(Complete(op, 9, kLen));
+  EXPECT_EQ(dev.Read(kLen), data);
+}
+
 // Given a lost packet (1) and the rest of the message after it in order,
 // expect the run after the gap held as one range (it was one map node per
 // packet), no chunk copied while its bytes have a hole, every chunk queued

@@ -691,12 +691,16 @@ TEST_P(HmemRecvPipeline, ChunksGoToTheDeviceWhileTheMessageArrives) {
   const uint64_t chunks = (len + kChunk - 1) / kChunk;
   ASSERT_FALSE(steps.empty());
   EXPECT_EQ(steps.back(), chunks) << "one HtoD copy per chunk";
-  // Under loss (uet_prov_hmem_test.mock_impaired) a 2-chunk message whose
-  // first chunk lost a packet is whole only when the resend lands, often after
-  // the second chunk: both are then rightly queued in one pump (seen 1 run in
-  // ~20 on a loaded host). There only the data and the count are checked;
-  // uet_prov_ep_hmem_test checks gap handling deterministically.
-  if (std::getenv("FI_UET_IMPAIR_DROP_PPM") != nullptr && chunks < 8) return;
+  // A 2-chunk (1 MiB) message fits in the receiver's 4 MiB socket buffer: a
+  // receiver descheduled while the sender pumps reads all of it in one pass,
+  // and both chunks are then rightly queued within one pump (CI failed on
+  // that; 1 run in 12 with 3 busy loops on 2 cores). Under loss
+  // (uet_prov_hmem_test.mock_impaired) the same happens when the first
+  // chunk's resend lands after the second chunk. Pump granularity cannot
+  // show the order there, so only the data and the count are checked;
+  // uet_prov_ep_hmem_test checks per packet that a chunk is queued the moment
+  // its last byte is placed, in order and after a gap.
+  if (chunks < 8) return;
   // Before the fix every chunk was queued in the one pump that saw the last
   // packet: steps == {chunks}.
   EXPECT_GE(steps.size(), 2u) << "all HtoD copies were queued at once, after the last packet";
