@@ -213,6 +213,7 @@ EngineCounters& EngineCounters::operator+=(const EngineCounters& o) {
   unvalidated_sends_held += o.unvalidated_sends_held;
   unvalidated_sends_suppressed += o.unvalidated_sends_suppressed;
   validation_probes += o.validation_probes;
+  evs_widened += o.evs_widened;
   return *this;
 }
 

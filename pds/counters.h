@@ -225,6 +225,8 @@ struct EngineCounters {
   uint64_t unvalidated_sends_held = 0;
   uint64_t unvalidated_sends_suppressed = 0;
   uint64_t validation_probes = 0;
+  // PDCs' EVs in use doubled on congestion (pds/entropy.h "Widening").
+  uint64_t evs_widened = 0;
 
   EngineCounters& operator+=(const EngineCounters& o);
 
@@ -321,6 +323,7 @@ void EngineCounters::Visit(Self& s, F& fn) {
   fn(std::string_view("unvalidated_sends_held"), s.unvalidated_sends_held);
   fn(std::string_view("unvalidated_sends_suppressed"), s.unvalidated_sends_suppressed);
   fn(std::string_view("validation_probes"), s.validation_probes);
+  fn(std::string_view("evs_widened"), s.evs_widened);
 }
 
 }  // namespace uet::pds

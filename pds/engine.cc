@@ -226,7 +226,8 @@ Result<std::unique_ptr<SenderHalf>> Engine::MakeSender(PdsMode mode, Psn start_p
   UET_ASSIGN_OR_RETURN(RtoEstimator rto, RtoEstimator::Create(config_.rto));
   return std::make_unique<SenderHalf>(
       start_psn, std::move(window), std::move(rto),
-      EntropySelector(EvCountFor(mode, config_.entropy_count), 0, config_.spray_burst));
+      EntropySelector(EvCountFor(mode, config_.entropy_count), 0, config_.spray_burst,
+                      config_.entropy_widen));
 }
 
 Result<std::unique_ptr<ReceiverHalf>> Engine::MakeReceiver(Psn start_psn) const {

@@ -212,6 +212,10 @@ struct EngineConfig {
   // Consecutive packets of a PDC on one chosen EV, 1..EntropySelector::kMaxBurst
   // (pds/entropy.h "Bursts"): a host sends each run as one GSO send.
   uint16_t spray_burst = 1;
+  // Each PDC starts on one EV and widens on congestion (pds/entropy.h
+  // "Widening"), up to the EVs EvCountFor gives; false: sprays over all of
+  // them from the first packet.
+  bool entropy_widen = false;
   // Receiver: a request for an established PDC may come from another UDP
   // source port of the PDC's peer IP (the sender's EV sockets). The peer stays
   // the FEP address the SYN came from; replies go there.
@@ -623,7 +627,10 @@ class Engine {
   PumpStep PumpOne(TimePoint now, Pdc& pdc);
   // Stores a packet on a PSN just taken from the window and sends it.
   void SendNew(TimePoint now, Pdc& pdc, Psn psn, SentPacket packet);
-  void Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx);
+  // `loss_evident` (a resend): the network showed the loss (a NACK, later
+  // packets acknowledged, a repeated timeout), so the resend may widen the
+  // PDC's EVs; a first timeout may be the host's stall, not the path's.
+  void Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx, bool loss_evident = true);
   // Receiver credit: the bytes queued on the CCC's PDCs; a CREDIT_REQ on
   // `pdc` when the controller refused and wants to ask (spec-notes/cc.md
   // "CREDIT and CREDIT_REQ").

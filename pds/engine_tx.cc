@@ -248,7 +248,7 @@ void Engine::SendNew(TimePoint now, Pdc& pdc, Psn psn, SentPacket packet) {
   }
 }
 
-void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
+void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx, bool loss_evident) {
   SenderHalf& tx = *pdc.tx;
   SentPacket& s = tx.slot(psn);
   if (s.kind == SentKind::kClose) {
@@ -282,7 +282,7 @@ void Engine::Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx) {
     }
     // A resend says its last path lost it; SYN packets go from the FEP's own
     // socket (EV 0), so the target learns the FEP address.
-    if (retx) tx.entropy.OnLost(s.ev);
+    if (retx && tx.entropy.OnLost(s.ev, loss_evident)) ++counters_.evs_widened;
     s.ev = req.syn ? 0 : tx.entropy.Next();
     s.ev_seq = ++tx.ev_sent[s.ev];
     Emit(pdc.peer, req, s.ses_and_payload, s.ev, &s.lend);
@@ -353,7 +353,7 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
     }
     // Packets covered cumulatively may have been marked too: their EVs are
     // not recycled as clean.
-    if (trigger) tx.entropy.OnDelivered(s.ev, ack.m);
+    if (trigger && tx.entropy.OnDelivered(s.ev, ack.m)) ++counters_.evs_widened;
     // A resent packet's slot names its last copy's EV, but the copy that
     // arrived may be an earlier one on another path: its ACK says nothing of
     // the packets sent before the last copy on that EV (counting it made
@@ -431,7 +431,7 @@ void Engine::HandleAck(TimePoint now, const FabricAddress& from, const Ack& ack,
 
 void Engine::FastRetransmit(TimePoint now, Pdc& pdc) {
   SenderHalf& tx = *pdc.tx;
-  if (tx.entropy.count() > 1) {
+  if (tx.entropy.active() > 1) {
     SprayedFastRetransmit(now, pdc);
     return;
   }
@@ -645,7 +645,9 @@ void Engine::HandleRto(TimePoint now, Pdc& pdc) {
         return;
       }
       s.retransmitted = true;
-      Transmit(now, pdc, psn, /*retx=*/true);
+      // A single timeout is often the host (a descheduled receiver: spurious
+      // on loopback under load), not the path: only a repeated one widens.
+      Transmit(now, pdc, psn, /*retx=*/true, /*loss_evident=*/tx.retries >= 2);
       ++pdc.counters.retransmissions_timeout;
     });
   }

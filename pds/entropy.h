@@ -25,6 +25,18 @@
 // path, 16 EVs at burst 1 moved 1 MiB at a third of one EV's rate. The
 // network still sees the EVs interleaved run by run, and per-EV loss
 // detection (engine_tx.cc) sees more packets per EV, not fewer.
+//
+// Widening (`widen`): the PDC starts on one EV (EV 0) and sprays only once
+// its path shows congestion: an ECN-marked ACK or a loss the network showed
+// (a NACK, later packets acknowledged, a repeated timeout: not a first
+// timeout, often the host's stall) doubles the EVs in use, up to `count`, at
+// most once per four rounds over the EVs in use (one loss burst widens once). On one path spraying only costs the host (each
+// EV's run is a separate GSO send and a separate flow in the kernel; veth,
+// one path: 1 EV moved 1 MiB at 1.6x the rate of 16 EVs, spec-notes/pds.md
+// "Widening on congestion"); where a path congests, the other EVs may find
+// paths that do not. The width never shrinks in a PDC's life (a fabric that
+// congested one path once is likely to again); a PDC closed when idle starts
+// narrow again.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +52,7 @@ struct EntropyCounters {
   uint64_t lost = 0;           // resends attributed to an EV
   uint64_t all_penalized = 0;  // sends while every EV was set aside
   uint64_t in_burst = 0;       // packets that went on the EV of the packet before
+  uint64_t widened = 0;        // times the EVs in use doubled (widening)
 };
 
 class EntropySelector {
@@ -47,24 +60,34 @@ class EntropySelector {
   static constexpr uint16_t kMaxEvs = 256;
   static constexpr uint16_t kMaxBurst = 64;  // TxRing::kMaxGsoSegments
   // `count` EVs, 1..kMaxEvs (1: single path, always EV 0); `burst` packets
-  // per choice, 1..kMaxBurst (clamped).
-  explicit EntropySelector(uint16_t count, uint32_t penalty_sends = 0, uint16_t burst = 1);
+  // per choice, 1..kMaxBurst (clamped); `widen`: start on one EV and widen on
+  // congestion (above), else spray over all `count` from the first packet.
+  explicit EntropySelector(uint16_t count, uint32_t penalty_sends = 0, uint16_t burst = 1,
+                           bool widen = false);
 
+  // EVs this selector may use (its sockets) and those it uses now.
   uint16_t count() const { return count_; }
+  uint16_t active() const { return active_; }
   // The EV of the next request packet.
   uint16_t Next();
   // A packet sent with `ev` was acknowledged; `ecn_marked`: its ACK said M.
-  void OnDelivered(uint16_t ev, bool ecn_marked);
-  // A packet sent with `ev` is being resent (it or its ACK was lost).
-  void OnLost(uint16_t ev);
+  // True when this widened the EVs in use.
+  bool OnDelivered(uint16_t ev, bool ecn_marked);
+  // A packet sent with `ev` is being resent (it or its ACK was lost): `ev`
+  // is set aside; with `may_widen` (the network showed the loss, not only a
+  // first timeout) it may widen. True when this widened the EVs in use.
+  bool OnLost(uint16_t ev, bool may_widen = true);
   bool Penalized(uint16_t ev) const { return ev < count_ && penalty_until_[ev] > sends_; }
   const EntropyCounters& counters() const { return counters_; }
 
  private:
-  void Penalize(uint16_t ev);
+  // Sets `ev` aside; with `may_widen`, true when this widened the EVs in use.
+  bool Penalize(uint16_t ev, bool may_widen = true);
   uint16_t Choose();
 
   uint16_t count_;
+  uint16_t active_;  // EVs 0..active_-1 are in use (count_ unless widening)
+  uint64_t widen_after_ = 0;  // sends_ before which no second widening
   uint16_t burst_;
   uint32_t penalty_sends_;
   uint16_t burst_left_ = 0;  // packets the current EV still carries

@@ -155,6 +155,7 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep, const PayloadChoice& payloa
   // EV socket's send batch overtakes the others), so one EV unless
   // FI_UET_EV_COUNT says otherwise (spec-notes/provider.md "One EV on loopback").
   c.pds.entropy_count = static_cast<uint16_t>(payload.loopback && !p.ev_count_set ? 1 : p.ev_count);
+  c.pds.entropy_widen = p.ev_widen;
   if (p.spray_fast_retx != -1) {
     // Negative or beyond mp_range: the engine's Validate refuses it (-FI_EINVAL).
     c.pds.sprayed_fast_retransmit_threshold =
@@ -409,10 +410,14 @@ int EnableEndpoint(Endpoint& ep) {
   for (const WaitFd* w : WaitSetsOf(ep)) w->Add(ep.progress->fd());
   ep.payload_bytes = payload.bytes;
   ep.enabled = true;
+  const char* evs_how = payload.loopback && !Params().ev_count_set ? " (loopback: one path)"
+                        : config.pds.entropy_count > 1 && config.pds.entropy_widen
+                            ? " (each PDC starts on one, widens on congestion)"
+                            : "";
   UET_LOG_INFO(FI_LOG_EP_CTRL, "uet: endpoint %s enabled (%s), payload %zu B (%s), %u EVs%s\n",
                ep.local.ToString().c_str(), config.mode == pds::PdsMode::kRod ? "ROD" : "RUD",
                payload.bytes, payload.source.c_str(), unsigned{config.pds.entropy_count},
-               payload.loopback && !Params().ev_count_set ? " (loopback: one path)" : "");
+               evs_how);
   return FI_SUCCESS;
 }
 

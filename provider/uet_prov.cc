@@ -127,6 +127,7 @@ ProviderParams ReadParams() {
     p.ev_count_set = true;
   }
   if (fi_param_get_int(&g_provider, "ev_port_base", &v) == FI_SUCCESS) p.ev_port_base = v;
+  if (fi_param_get_bool(&g_provider, "ev_widen", &b) == FI_SUCCESS) p.ev_widen = b != 0;
   if (fi_param_get_int(&g_provider, "spray_fast_retx", &v) == FI_SUCCESS) p.spray_fast_retx = v;
   if (fi_param_get_int(&g_provider, "max_cccs", &v) == FI_SUCCESS) p.max_cccs = v;
   if (fi_param_get_int(&g_provider, "max_pdcs", &v) == FI_SUCCESS) p.max_pdcs = v;
@@ -435,6 +436,11 @@ constexpr ParamDef kParamDefs[] = {
      "path). Each EV beyond the first is one more UDP send socket (its source port "
      "is the EV), so ECMP routers spread an established PDC's packets over paths; "
      "ECN-marked or lost EVs are set aside (spec-notes/pds.md \"Entropy\")"},
+    {"ev_widen", FI_PARAM_BOOL,
+     "Multipath spraying: each PDC starts on one EV and doubles the EVs it uses (up to "
+     "FI_UET_EV_COUNT) when its path shows congestion, an ECN-marked ACK or a resend "
+     "(default 1; 0: spray over every EV from the first packet). On one path spraying "
+     "only costs CPU (spec-notes/pds.md \"Widening on congestion\")"},
     {"ev_port_base", FI_PARAM_INT,
      "Multipath spraying: source port of EV 1; EVs 2.. count up from it (default 0: "
      "ephemeral ports). Pinned ports take the same ECMP paths on every run; each "

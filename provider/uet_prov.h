@@ -120,6 +120,9 @@ struct ProviderParams {
   int64_t ev_count = 16;     // FI_UET_EV_COUNT: entropy values (send sockets) per endpoint
   bool ev_count_set = false;  // FI_UET_EV_COUNT given (else 1 on loopback: EvCountFor)
   int64_t ev_port_base = 0;  // FI_UET_EV_PORT_BASE: source port of EV 1 (0: ephemeral)
+  // FI_UET_EV_WIDEN: each PDC starts on one EV and widens on congestion
+  // (pds/entropy.h "Widening"); false: sprays over all EVs from the start.
+  bool ev_widen = true;
   std::string cc_tune;  // FI_UET_CC_TUNE: controller constants (provider/cc_tune.h)
   int64_t spray_fast_retx = -1;  // FI_UET_SPRAY_FAST_RETX (-1: the engine's default)
   // FI_UET_SPRAY_BURST: packets per EV choice (pds/entropy.h); 0: what one

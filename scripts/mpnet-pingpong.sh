@@ -21,7 +21,7 @@ pp_start() {
   shift 6
   local oob=$((41000 + RANDOM % 8000)) ns addr
   local env=(env FI_PROVIDER_PATH="$prov_dir" FI_PROVIDER=uet FI_LOG_LEVEL=info FI_LOG_PROV=uet
-    FI_UET_EV_COUNT="$evs" FI_UET_PORT="$port" "$@")
+    FI_UET_EV_COUNT="$evs" FI_UET_EV_WIDEN=0 FI_UET_PORT="$port" "$@")
   # Each server in b its own EV port range.
   ip netns exec "$MPNET_NS_B" "${env[@]}" FI_UET_ADDR="$MPNET_ADDR_B" \
     FI_UET_EV_PORT_BASE=$((46000 + 100 * (port - 4793))) \

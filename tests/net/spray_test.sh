@@ -35,7 +35,7 @@ link_bytes() { "$mpnet" counters rs1 rs2 | awk '{printf "%s ", $3}'; }
 run() {
   local evs=$1 oob=$((41000 + RANDOM % 8000)) before after server rc=0
   read -r -a before <<<"$(link_bytes)"
-  local env=(env FI_PROVIDER_PATH="$prov_dir" FI_PROVIDER=uet FI_UET_EV_COUNT="$evs")
+  local env=(env FI_PROVIDER_PATH="$prov_dir" FI_PROVIDER=uet FI_UET_EV_COUNT="$evs" FI_UET_EV_WIDEN=0)
   ip netns exec "$MPNET_NS_B" "${env[@]}" FI_UET_ADDR="$MPNET_ADDR_B" FI_UET_EV_PORT_BASE=46000 \
     timeout 60 fi_pingpong -p uet -e rdm -B "$oob" -S 65536 -I 400 -c >/tmp/spray-$$.server 2>&1 &
   server=$!

@@ -280,5 +280,76 @@ TEST_F(EntropyTest, RodPdcKeepsEvZeroBothWaysWhileRudBesideItSprays) {
   EXPECT_EQ(A().TotalPdcCounters().retransmissions_fast, 0u);
 }
 
+// Widening (EngineConfig::entropy_widen, pds/entropy.h "Widening"): with 4
+// EVs an established PDC's requests all leave on EV 0 while its path is
+// clean; one loss (found by PSN order: one EV is one path) is resent on EV 1
+// and widens the PDC to 2 EVs (EV 0 set aside for a while), and its later
+// requests use EVs 0 and 1, no more. Nothing is lost or delivered twice.
+TEST_F(EntropyTest, AWideningPdcStaysOnEvZeroUntilALossThenSprays) {
+  EngineConfig c = Spraying();
+  c.entropy_widen = true;
+  BuildEstablished(c, c);
+  std::vector<Sent> clean = SprayBurst(40);
+  for (const Sent& s : clean) {
+    if (s.request() != nullptr) {
+      EXPECT_EQ(s.ev, 0) << "a clean path's packet left on another EV";
+    }
+  }
+  DeliverAll(clean);
+  Settle();
+  EXPECT_EQ(A().counters().evs_widened, 0u);
+  // Requests 42..81: the first is lost.
+  for (uint64_t t = 42; t < 82; ++t) SubmitOk(A(), Req(t));
+  std::vector<Sent> burst = TakeA();
+  ASSERT_FALSE(burst.empty());
+  ASSERT_NE(burst.front().request(), nullptr);
+  for (size_t i = 1; i < burst.size(); ++i) Deliver(burst[i]);
+  DeliverAll(TakeB());
+  std::vector<Sent> resent = TakeA();
+  ASSERT_EQ(resent.size(), 1u) << "the PSN-order fast retransmit resends the one lost packet";
+  EXPECT_TRUE(resent.front().request()->retx);
+  EXPECT_EQ(A().counters().evs_widened, 1u);
+  DeliverAll(resent);
+  Settle();
+  EXPECT_EQ(resent.front().ev, 1) << "the resend leaves on the new EV, EV 0 set aside";
+  std::set<uint16_t> evs;
+  for (uint64_t t = 82; t < 122; ++t) SubmitOk(A(), Req(t));
+  for (const Sent& s : TakeA()) {
+    if (s.request() != nullptr) evs.insert(s.ev);
+    Deliver(s);
+  }
+  Settle();
+  // EV 0's set-aside (4 rounds over the 4 EVs) ends within these 40.
+  EXPECT_EQ(evs, (std::set<uint16_t>{0, 1})) << "after one loss: 2 EVs in use";
+  EXPECT_EQ(del_b_.RequestTokens().size(), 121u);
+  EXPECT_EQ(del_a_.CompletedTokens().size(), 121u);
+}
+
+// A first timeout is often the host, not the path (a descheduled receiver:
+// seen as a spurious RTO on loopback under load): it sets the EV aside but
+// does not widen; a second timeout of the same packet, with no progress in
+// between, does.
+TEST_F(EntropyTest, AWideningPdcWidensOnARepeatedTimeoutNotOnTheFirst) {
+  EngineConfig c = Spraying();
+  c.entropy_widen = true;
+  BuildEstablished(c, c);
+  SubmitOk(A(), Req(2));
+  ASSERT_EQ(TakeA().size(), 1u);  // lost
+  RunTimersAt(A().NextDeadline());
+  std::vector<Sent> first = TakeA();
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_TRUE(first.front().request()->retx);
+  EXPECT_EQ(A().counters().evs_widened, 0u) << "one timeout widened the PDC";
+  RunTimersAt(A().NextDeadline());  // lost again
+  std::vector<Sent> second = TakeA();
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(A().counters().evs_widened, 1u) << "a repeated timeout did not widen";
+  EXPECT_EQ(second.front().ev, 1) << "the resend leaves on the new EV";
+  DeliverAll(second);
+  Settle();
+  EXPECT_EQ(del_b_.RequestTokens().size(), 2u);
+  EXPECT_EQ(del_a_.CompletedTokens().size(), 2u);
+}
+
 }  // namespace
 }  // namespace uet::pds::engine_test

@@ -131,5 +131,48 @@ TEST(EntropySelector, ASteadilyMarkedPathCarriesLittle) {
   EXPECT_LT(SentOnAMarkedPath(s, n), n / 10) << "path B's share should fall well below half";
 }
 
+// Widening (pds/entropy.h "Widening"): one EV until the path congests.
+TEST(EntropySelector, WideningStartsOnEvZeroAndStaysThereWhileClean) {
+  EntropySelector s(16, /*penalty_sends=*/0, /*burst=*/4, /*widen=*/true);
+  EXPECT_EQ(s.active(), 1);
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_EQ(s.Next(), 0);
+    EXPECT_FALSE(s.OnDelivered(0, false));
+  }
+  EXPECT_EQ(s.active(), 1);
+  EXPECT_EQ(s.counters().widened, 0u);
+}
+
+TEST(EntropySelector, WideningDoublesOnCongestionOncePerFourRounds) {
+  EntropySelector s(16, /*penalty_sends=*/0, /*burst=*/4, /*widen=*/true);
+  s.Next();
+  EXPECT_FALSE(s.OnLost(0, /*may_widen=*/false)) << "a first timeout widened";
+  EXPECT_EQ(s.active(), 1);
+  EXPECT_TRUE(s.OnLost(0));  // 1 -> 2
+  EXPECT_EQ(s.active(), 2);
+  // The same loss burst: no second doubling within 4 rounds of 2 EVs x 4.
+  EXPECT_FALSE(s.OnLost(0));
+  EXPECT_EQ(s.active(), 2);
+  std::set<uint16_t> seen;
+  for (int i = 0; i < 4 * 2 * 4; ++i) seen.insert(s.Next());
+  EXPECT_EQ(seen, (std::set<uint16_t>{1})) << "EV 0 is set aside; only EV 1 is in use";
+  EXPECT_TRUE(s.OnDelivered(1, true));  // marked: 2 -> 4
+  EXPECT_EQ(s.active(), 4);
+  for (int i = 0; i < 200; ++i) EXPECT_LT(s.Next(), 4) << "beyond the EVs in use";
+  for (int round = 0; round < 8; ++round) {
+    for (int i = 0; i < 4 * 16 * 4; ++i) s.Next();
+    s.OnLost(static_cast<uint16_t>(round % 4));
+  }
+  EXPECT_EQ(s.active(), 16) << "never beyond count";
+  EXPECT_EQ(s.counters().widened, 4u);  // 1 -> 2 -> 4 -> 8 -> 16
+}
+
+TEST(EntropySelector, WithoutWideningEveryEvIsInUseFromTheStart) {
+  EntropySelector s(8, 0, 1, /*widen=*/false);
+  EXPECT_EQ(s.active(), 8);
+  EXPECT_FALSE(s.OnLost(0));
+  EXPECT_EQ(s.counters().widened, 0u);
+}
+
 }  // namespace
 }  // namespace uet::pds

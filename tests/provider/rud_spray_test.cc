@@ -33,6 +33,7 @@ class RudSpray : public RdmApi {
     SKIP_UNLESS_FIRST_IN_PROCESS();
     setenv("FI_UET_DELIVERY", "rud", 1);
     setenv("FI_UET_EV_COUNT", "16", 1);
+    setenv("FI_UET_EV_WIDEN", "0", 1);  // spray from the first packet
     setenv("FI_UET_SPRAY_BURST", "16", 1);
     setenv("FI_UET_PAYLOAD", "1324", 1);
     setenv("FI_LOG_LEVEL", "info", 1);
