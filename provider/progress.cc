@@ -154,11 +154,13 @@ Progress::~Progress() {
   // The unexpected store and partial messages (issue 28: forged SES state).
   UET_LOG_INFO(FI_LOG_EP_DATA,
                "uet: endpoint port %u SES store: unexpected_stored=%llu unexpected_refused=%llu "
-               "unexpected_peer_refused=%llu unexpected_bytes_peak=%llu early_packets=%llu "
+               "unexpected_peer_refused=%llu (slots %llu) unexpected_bytes_peak=%llu "
+               "early_packets=%llu "
                "receives_reclaimed=%llu messages_demoted=%llu partial_dropped=%llu "
                "partial_evicted=%llu late_packets_refused=%llu messages_timed_out=%llu\n",
                io_->local_port(), ULL(sc.unexpected_stored), ULL(sc.unexpected_refused),
-               ULL(sc.unexpected_peer_refused), ULL(sc.unexpected_bytes_peak),
+               ULL(sc.unexpected_peer_refused), ULL(sc.unexpected_peer_slots_refused),
+               ULL(sc.unexpected_bytes_peak),
                ULL(sc.early_packets), ULL(sc.receives_reclaimed), ULL(sc.messages_demoted),
                ULL(sc.partial_dropped), ULL(sc.partial_evicted), ULL(sc.late_packets_refused),
                ULL(sc.messages_timed_out));

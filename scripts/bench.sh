@@ -4,7 +4,10 @@
 # same run, on loopback and across two network namespaces joined by a veth pair
 # (scripts/pingpong.sh does each run):
 #
-#   uet rdm (defaults: 16 EVs, TSS off) | uet@1ev rdm (FI_UET_EV_COUNT=1) |
+#   uet rdm (defaults: up to 16 EVs, widened on congestion, TSS off) |
+#   uet@1ev rdm (FI_UET_EV_COUNT=1) | uet@spray rdm (FI_UET_EV_WIDEN=0: all 16
+#   EVs from the first packet, the default before session 17; not in the
+#   default list) |
 #   uet@tss rdm (TSS on: a fresh direct-mode key file shared by both sides) |
 #   udp dgram (the latency reference) | udp;ofi_rxd rdm | tcp;ofi_rxm rdm |
 #   net rdm (`fi_info -p net` in 1.17 offers rdm and msg; rdm is net's own,
@@ -12,7 +15,8 @@
 #
 # at 64 B, 4 KiB, 64 KiB, 1 MiB and 16 MiB (udp dgram: 64 B only, its
 # max_msg_size is 1472 B; the other cells say n/a). A provider written
-# NAME@VARIANT runs provider NAME with the variant's environment (1ev, tss).
+# NAME@VARIANT runs provider NAME with the variant's environment (1ev, spray,
+# tss).
 #
 #   scripts/bench.sh [N]       N measured runs per cell (default 5)
 #
@@ -180,8 +184,9 @@ chmod 600 "$tmp/bench.key"
 variant_env() {
   case $1 in
     *@1ev) echo "FI_UET_EV_COUNT=1" ;;
+    *@spray) echo "FI_UET_EV_WIDEN=0" ;;
     *@tss) echo "FI_UET_TSS_KEY_FILE=$tmp/bench.key" ;;
-    *@*) echo "bench: unknown variant in $1 (known: 1ev, tss)" >&2; exit 2 ;;
+    *@*) echo "bench: unknown variant in $1 (known: 1ev, spray, tss)" >&2; exit 2 ;;
   esac
 }
 

@@ -113,6 +113,10 @@ struct EndpointConfig {
   // The same budget per source IP (all its ports): one peer, or a forger
   // spoofing it, holds at most this much of the store.
   size_t unexpected_peer_bytes = kDefaultUnexpectedPeerBytes;
+  // A source holding this many message slots (early, partial or complete
+  // unexpected messages) gets no new one while only this many slots are
+  // free: the store's last slots are kept for other sources. 0: off.
+  size_t unexpected_peer_messages = kDefaultUnexpectedMessages / 4;
   // A message that matched a single receive and then made no progress this
   // long gives the receive back when another message wants it (one that
   // finds no receive, or a stored one the receive matches): it goes on in the
@@ -318,6 +322,8 @@ struct SesCounters {
   // idle partial messages evicted for room; packets of a dropped message
   // refused RC_UNDELIVERABLE; the most the store ever held.
   uint64_t unexpected_peer_refused = 0;
+  // Of those: refused a message slot by unexpected_peer_messages.
+  uint64_t unexpected_peer_slots_refused = 0;
   uint64_t receives_reclaimed = 0;
   uint64_t messages_demoted = 0;
   uint64_t partial_dropped = 0;

@@ -208,9 +208,14 @@ struct Endpoint::State {
   UnexpectedList unexpected_tagged;
   size_t store_bytes = 0;
   size_t store_messages = 0;
-  // Store bytes held per source IP (every port of it: a forger spoofing a
-  // peer's address sprays source ports; unexpected_peer_bytes bounds each).
-  PooledMap<IpAddress, size_t> peer_bytes;
+  // Store bytes and message slots held per source IP (every port of it: a
+  // forger spoofing a peer's address sprays source ports;
+  // unexpected_peer_bytes and unexpected_peer_messages bound each).
+  struct PeerHold {
+    size_t bytes = 0;
+    size_t messages = 0;
+  };
+  PooledMap<IpAddress, PeerHold> peer_holds;
   // Matched single receives whose message is not all in yet (ids): a message
   // that finds no receive, or a stored one, may take one of these back from a
   // holder idle for recv_hold (Endpoint::ReclaimHeld).

@@ -260,16 +260,26 @@ bool Endpoint::TryCharge(RxMessage& m, size_t bytes) {
   if (need > config_.unexpected_bytes - std::min(config_.unexpected_bytes, st.store_bytes)) {
     return false;
   }
-  auto peer = st.peer_bytes.find(m.source.addr.ip);
-  const size_t held = peer == st.peer_bytes.end() ? 0 : peer->second;
-  if (need > config_.unexpected_peer_bytes - std::min(config_.unexpected_peer_bytes, held)) {
+  auto peer = st.peer_holds.find(m.source.addr.ip);
+  const State::PeerHold held = peer == st.peer_holds.end() ? State::PeerHold{} : peer->second;
+  if (need > config_.unexpected_peer_bytes - std::min(config_.unexpected_peer_bytes, held.bytes)) {
     ++counters_.unexpected_peer_refused;
     return false;
   }
-  if (peer == st.peer_bytes.end()) {
-    st.peer_bytes.emplace(m.source.addr.ip, need);
+  // The store's last unexpected_peer_messages slots are for sources holding
+  // fewer than that many (complete messages never expire: without this one
+  // source, or a forger spoofing it, could take every slot; issue 28).
+  const size_t cap = config_.unexpected_peer_messages;
+  if (!m.charged && held.messages >= cap && config_.unexpected_messages - st.store_messages <= cap) {
+    ++counters_.unexpected_peer_refused;
+    ++counters_.unexpected_peer_slots_refused;
+    return false;
+  }
+  if (peer == st.peer_holds.end()) {
+    st.peer_holds.emplace(m.source.addr.ip, State::PeerHold{need, m.charged ? 0u : 1u});
   } else {
-    peer->second += need;
+    peer->second.bytes += need;
+    if (!m.charged) ++peer->second.messages;
   }
   st.store_bytes += need;
   m.reserved += need;
@@ -491,11 +501,12 @@ void Endpoint::CompleteReceive(RxMessage& m, CompletionStatus status, ReturnCode
 void Endpoint::ReleaseStore(RxMessage& m) {
   State& st = *state_;
   st.store_bytes -= m.reserved;
-  if (m.reserved > 0) {
-    auto peer = st.peer_bytes.find(m.source.addr.ip);
-    if (peer != st.peer_bytes.end()) {
-      peer->second -= std::min(peer->second, m.reserved);
-      if (peer->second == 0) st.peer_bytes.erase(peer);
+  if (m.reserved > 0 || m.charged) {
+    auto peer = st.peer_holds.find(m.source.addr.ip);
+    if (peer != st.peer_holds.end()) {
+      peer->second.bytes -= std::min(peer->second.bytes, m.reserved);
+      if (m.charged && peer->second.messages > 0) --peer->second.messages;
+      if (peer->second.bytes == 0 && peer->second.messages == 0) st.peer_holds.erase(peer);
     }
   }
   m.reserved = 0;

@@ -12,6 +12,9 @@
 #   2. Goodput. Every r <-> s link a 40 Mbit/s tbf bottleneck (1 MiB queue, no
 #      drops; RTO floor 300 ms, below): 1 MiB messages, 32 EVs move >= 1.7 x
 #      the MB/s of 1 EV.
+#   4. Widening (FI_UET_EV_WIDEN, the default; runs between 1 and 2). Clean:
+#      no widening, one link carries >= 98 %. Both links 30 % CE-marked: the
+#      PDCs widen and each link carries >= 10 %.
 #   3. Incast 2 -> 1. a and c send to b at once through s -> b limited to
 #      40 Mbit/s (tbf) and CE-marked beyond 4 MB/s, NSCC: both pass the data
 #      check and retransmit <= 5 % of the packets they send.
@@ -82,6 +85,19 @@ echo "multipath_test: link 1 share: clean $clean %, 30 % marked $marked %, 5 % l
   "(retransmissions $(retx lossy))"
 ((marked <= clean - 10)) || fail "a CE-marked link kept its share ($marked % vs $clean % clean)"
 ((lossy <= clean - 8)) || fail "a lossy link kept its share ($lossy % vs $clean % clean)"
+
+echo "== 4. widening (the default): one path until it congests"
+clean_w=$(share widen_clean FI_UET_EV_WIDEN=1)
+"$mpnet" impair rs1,rs2 mark 30 >/dev/null
+marked_w=$(share widen_marked FI_UET_EV_WIDEN=1)
+"$mpnet" impair rs1,rs2 clear >/dev/null
+w_clean=$(counter widen_clean evs_widened) w_marked=$(counter widen_marked evs_widened)
+echo "multipath_test: widening: link 1 share clean $clean_w % (widened $w_clean)," \
+  "both links 30 % marked $marked_w % (widened $w_marked)"
+((w_clean == 0)) || fail "a clean path widened ($w_clean)"
+((clean_w <= 2 || clean_w >= 98)) || fail "a clean path sprayed (link 1 share $clean_w %)"
+((w_marked >= 1)) || fail "marked paths did not widen"
+((marked_w >= 10 && marked_w <= 90)) || fail "widened, yet one link carried it all ($marked_w %)"
 
 echo "== 2. goodput over two 40 Mbit/s links"
 "$mpnet" impair rs1,rs2,sr1,sr2 rate 40 1048576 >/dev/null

@@ -275,6 +275,40 @@ TEST_F(ForgedTest, AFullStoreOfCompleteMessagesIsNotWalkedPerPacket) {
   EXPECT_LE(b.ep().counters().evict_walks, bound);
 }
 
+// Soak N1's leftover (issue 28): complete unexpected messages never expire,
+// so before, a flood of them from one address took all of the store's slots
+// and every other peer's new message was refused until the endpoint closed.
+// Now a source holding unexpected_peer_messages slots gets no new one while
+// only that many are free: the last 16 of 64 stay for other sources.
+TEST_F(ForgedTest, OneSourceCannotTakeTheStoresLastSlots) {
+  EndpointConfig cb = Config();
+  cb.unexpected_messages = 64;
+  cb.unexpected_peer_messages = 16;
+  FNode b(Fep(2), cb, 2);
+  const auto flood = [&](const FabricAddress& src, uint32_t first, uint32_t n) {
+    for (uint32_t i = first; i < first + n; ++i) {
+      b.ep().OnPacket(now_, src,
+                      ForgedSend({.spdcid = static_cast<uint16_t>(1 + i),
+                                  .message_id = static_cast<uint16_t>(1 + i),
+                                  .request_length = 0,
+                                  .payload = 0,
+                                  .eom = true}));
+    }
+  };
+  flood(Fep(1), 0, 1000);
+  EXPECT_EQ(b.ep().unexpected_messages(), 48u) << "the flooding source stops at 64 - 16";
+  EXPECT_GE(b.ep().counters().unexpected_peer_slots_refused, 900u);
+  // Another source still gets the last 16 (and then the store is full).
+  flood(Fep(3), 2000, 20);
+  EXPECT_EQ(b.ep().unexpected_messages(), 64u);
+  EXPECT_EQ(b.ep().counters().unexpected_stored, 64u);
+  // A third source: the store is full, refused as before (not by the cap).
+  const uint64_t slots_refused = b.ep().counters().unexpected_peer_slots_refused;
+  flood(Fep(4), 3000, 1);
+  EXPECT_EQ(b.ep().unexpected_messages(), 64u);
+  EXPECT_EQ(b.ep().counters().unexpected_peer_slots_refused, slots_refused);
+}
+
 // Soak violation N2: packets of one message that arrive twice, each time on
 // another PDC (sent on a PDC the target evicted, resent on its replacement;
 // PDS de-duplicates only within a PDC), count once. Before, packets 0, 1, 0,
