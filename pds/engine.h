@@ -628,7 +628,7 @@ class Engine {
   // Stores a packet on a PSN just taken from the window and sends it.
   void SendNew(TimePoint now, Pdc& pdc, Psn psn, SentPacket packet);
   // `loss_evident` (a resend): the network showed the loss (a NACK, later
-  // packets acknowledged, a repeated timeout), so the resend may widen the
+  // packets acknowledged, a third timeout in a row), so the resend may widen the
   // PDC's EVs; a first timeout may be the host's stall, not the path's.
   void Transmit(TimePoint now, Pdc& pdc, Psn psn, bool retx, bool loss_evident = true);
   // Receiver credit: the bytes queued on the CCC's PDCs; a CREDIT_REQ on

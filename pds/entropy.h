@@ -28,8 +28,8 @@
 //
 // Widening (`widen`): the PDC starts on one EV (EV 0) and sprays only once
 // its path shows congestion: an ECN-marked ACK or a loss the network showed
-// (a NACK, later packets acknowledged, a repeated timeout: not a first
-// timeout, often the host's stall) doubles the EVs in use, up to `count`, at
+// (a NACK, later packets acknowledged, a third timeout in a row: not the
+// first two, often the host's stall) doubles the EVs in use, up to `count`, at
 // most once per four rounds over the EVs in use (one loss burst widens once). On one path spraying only costs the host (each
 // EV's run is a separate GSO send and a separate flow in the kernel; veth,
 // one path: 1 EV moved 1 MiB at 1.6x the rate of 16 EVs, spec-notes/pds.md

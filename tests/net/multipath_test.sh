@@ -13,7 +13,8 @@
 #      drops; RTO floor 300 ms, below): 1 MiB messages, 32 EVs move >= 1.7 x
 #      the MB/s of 1 EV.
 #   4. Widening (FI_UET_EV_WIDEN, the default; runs between 1 and 2). Clean:
-#      no widening, one link carries >= 98 %. Both links 30 % CE-marked: the
+#      no widening without evidence (a loaded host's timeouts, three in a row,
+#      are some), and without widening one link carries >= 98 %. Both links 30 % CE-marked: the
 #      PDCs widen and each link carries >= 10 %.
 #   3. Incast 2 -> 1. a and c send to b at once through s -> b limited to
 #      40 Mbit/s (tbf) and CE-marked beyond 4 MB/s, NSCC: both pass the data
@@ -92,10 +93,14 @@ clean_w=$(share widen_clean FI_UET_EV_WIDEN=1)
 marked_w=$(share widen_marked FI_UET_EV_WIDEN=1)
 "$mpnet" impair rs1,rs2 clear >/dev/null
 w_clean=$(counter widen_clean evs_widened) w_marked=$(counter widen_marked evs_widened)
-echo "multipath_test: widening: link 1 share clean $clean_w % (widened $w_clean)," \
+echo "multipath_test: widening: link 1 share clean $clean_w % (widened $w_clean, retransmissions $(retx widen_clean), NACK resends $(counter widen_clean retransmissions_nack))," \
   "both links 30 % marked $marked_w % (widened $w_marked)"
-((w_clean == 0)) || fail "a clean path widened ($w_clean)"
-((clean_w <= 2 || clean_w >= 98)) || fail "a clean path sprayed (link 1 share $clean_w %)"
+# A loaded host's spurious timeouts are evidence too (three in a row widen):
+# a clean path widens only with them, and stays on one link without them.
+t_clean=$(counter widen_clean retransmissions_timeout)
+s_clean=$(($(counter widen_clean retransmissions_fast) + $(counter widen_clean retransmissions_nack)))
+((3 * w_clean <= t_clean + 3 * s_clean)) || fail "a clean path widened ($w_clean) without evidence"
+((w_clean > 0 || clean_w <= 2 || clean_w >= 98)) || fail "a clean path sprayed (link 1 share $clean_w %)"
 ((w_marked >= 1)) || fail "marked paths did not widen"
 ((marked_w >= 10 && marked_w <= 90)) || fail "widened, yet one link carried it all ($marked_w %)"
 

@@ -327,9 +327,9 @@ TEST_F(EntropyTest, AWideningPdcStaysOnEvZeroUntilALossThenSprays) {
 
 // A first timeout is often the host, not the path (a descheduled receiver:
 // seen as a spurious RTO on loopback under load): it sets the EV aside but
-// does not widen; a second timeout of the same packet, with no progress in
-// between, does.
-TEST_F(EntropyTest, AWideningPdcWidensOnARepeatedTimeoutNotOnTheFirst) {
+// does not widen, nor does a second in a row; a third timeout of the same
+// packet, with no progress in between, does.
+TEST_F(EntropyTest, AWideningPdcWidensOnTheThirdTimeoutInARowNotBefore) {
   EngineConfig c = Spraying();
   c.entropy_widen = true;
   BuildEstablished(c, c);
@@ -341,9 +341,12 @@ TEST_F(EntropyTest, AWideningPdcWidensOnARepeatedTimeoutNotOnTheFirst) {
   EXPECT_TRUE(first.front().request()->retx);
   EXPECT_EQ(A().counters().evs_widened, 0u) << "one timeout widened the PDC";
   RunTimersAt(A().NextDeadline());  // lost again
+  ASSERT_EQ(TakeA().size(), 1u);
+  EXPECT_EQ(A().counters().evs_widened, 0u) << "two timeouts widened the PDC";
+  RunTimersAt(A().NextDeadline());  // and again
   std::vector<Sent> second = TakeA();
   ASSERT_EQ(second.size(), 1u);
-  EXPECT_EQ(A().counters().evs_widened, 1u) << "a repeated timeout did not widen";
+  EXPECT_EQ(A().counters().evs_widened, 1u) << "a third timeout in a row did not widen";
   EXPECT_EQ(second.front().ev, 1) << "the resend leaves on the new EV";
   DeliverAll(second);
   Settle();
