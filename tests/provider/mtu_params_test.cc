@@ -137,6 +137,7 @@ class MtuRdmEvs : public MtuRdm {
  protected:
   void SetUp() override {
     setenv("FI_UET_EV_COUNT", "4", 1);
+    setenv("FI_UET_EV_WIDEN", "0", 1);  // spray from the first packet
     MtuRdm::SetUp();
   }
 };
