@@ -565,6 +565,8 @@ class Engine {
   void MakeRoom(TimePoint now);
   // When the oldest idle PDC may be closed for room (room_min_idle), if room is wanted.
   TimePoint RoomDeadline() const;
+  // Brings the idle LRU's front up to date (entries are filed lazily).
+  void TidyLru();
   // `mode`: the PDC's; ROD senders get one EV (EvCountFor).
   Result<std::unique_ptr<SenderHalf>> MakeSender(PdsMode mode, Psn start_psn) const;
   Result<std::unique_ptr<ReceiverHalf>> MakeReceiver(Psn start_psn) const;
@@ -806,6 +808,9 @@ class Engine {
   RecyclingSet<std::pair<TimePoint, uint16_t>> pdc_timers_;
   mutable std::vector<uint16_t> dirty_;
   // Open, idle PDCs by {last_activity, ID}: the least recently used first.
+  // Filed lazily (Reschedule, TidyLru): a PDC's entry may be stale (it went
+  // busy, or was active since) until the front is read; Pdc::lru_at is the
+  // key it is filed under.
   RecyclingSet<std::pair<TimePoint, uint16_t>> idle_lru_;
   // Requests waiting for room for their new initiator PDC, by arrival of the
   // key's first; the same by key. waiting_ops_: requests in all of them.
