@@ -573,9 +573,14 @@ TimePoint Engine::PdcTimerDeadline(const Pdc& pdc) const {
 void Engine::Reschedule() {
   timer_visits_ += dirty_.size();
   for (uint16_t id : dirty_) {
-    auto it = pdcs_.find(id);
-    if (it == pdcs_.end()) continue;  // removed since
-    Pdc& pdc = *it->second;
+    // Most were just looked up: LookupPdc's cache first, the table after.
+    Pdc* found = pdc_cache_[id & 0xff];
+    if (found == nullptr || found->local.value() != id) {
+      auto it = pdcs_.find(id);
+      if (it == pdcs_.end()) continue;  // removed since
+      found = it->second.get();
+    }
+    Pdc& pdc = *found;
     pdc.timer_dirty = false;
     const TimePoint at = PdcTimerDeadline(pdc);
     if (at != pdc.timer_at) {
@@ -597,6 +602,7 @@ void Engine::Reschedule() {
     if (idle && !pdc.room_close && !pdc.lru_at) {
       idle_lru_.Insert({pdc.last_activity, id});
       pdc.lru_at = pdc.last_activity;
+      ++lru_filings_;
     }
     if (pdc.ccc != nullptr) cccs_.Reschedule(*pdc.ccc);
   }
@@ -686,6 +692,7 @@ void Engine::TidyLru() {
     if (eligible) {
       idle_lru_.Insert({pdc.last_activity, id});
       pdc.lru_at = pdc.last_activity;
+      ++lru_filings_;
     }
   }
 }

@@ -488,6 +488,8 @@ class Engine {
   // and per-packet cost guard of issue 29 (tests/pds/engine_scale_test.cc):
   // it must not grow with the number of open PDCs.
   uint64_t timer_visits() const { return timer_visits_; }
+  // Entries filed in the idle LRU, ever (a counter for tests: issue 26).
+  uint64_t lru_filings() const { return lru_filings_; }
 
   // Engine-wide counters (drops by reason, PDCs, RUDI, UUD).
   const EngineCounters& counters() const { return counters_; }
@@ -880,6 +882,7 @@ class Engine {
   uint64_t tx_copy_bytes_ = 0;  // tx_copy_bytes()
   std::vector<uint16_t> timer_ids_;  // OnTimer's walk, storage reused
   mutable uint64_t timer_visits_ = 0;
+  uint64_t lru_filings_ = 0;
   int depth_ = 0;  // entry points on the stack: Submit flushes only at depth 0
   // Inside SES's request upcall: Submit queues and leaves the pump to
   // PumpReleased (the request's ACK goes first).
