@@ -574,9 +574,14 @@ TimePoint Engine::PdcTimerDeadline(const Pdc& pdc) const {
 void Engine::Reschedule() {
   timer_visits_ += dirty_.size();
   for (uint16_t id : dirty_) {
-    auto it = pdcs_.find(id);
-    if (it == pdcs_.end()) continue;  // removed since
-    Pdc& pdc = *it->second;
+    // Most were just looked up: LookupPdc's cache first, the table after.
+    Pdc* found = pdc_cache_[id & 0xff];
+    if (found == nullptr || found->local.value() != id) {
+      auto it = pdcs_.find(id);
+      if (it == pdcs_.end()) continue;  // removed since
+      found = it->second.get();
+    }
+    Pdc& pdc = *found;
     pdc.timer_dirty = false;
     const TimePoint at = PdcTimerDeadline(pdc);
     if (at != pdc.timer_at) {
@@ -591,12 +596,14 @@ void Engine::Reschedule() {
       pdc.room_close = false;
       --room_closing_;
     }
-    const std::optional<TimePoint> lru =
-        idle && !pdc.room_close ? std::optional<TimePoint>(pdc.last_activity) : std::nullopt;
-    if (lru != pdc.lru_at) {
-      if (pdc.lru_at) idle_lru_.Erase({*pdc.lru_at, id});
-      if (lru) idle_lru_.Insert({*lru, id});
-      pdc.lru_at = lru;
+    // The idle LRU is filed lazily (TidyLru): a PDC that goes idle is filed
+    // once, under its last activity then; going busy and idle again leaves
+    // that entry (then early: at or before its activity) until the LRU's
+    // front is read. A ping-pong's PDCs go busy and idle every message.
+    if (idle && !pdc.room_close && !pdc.lru_at) {
+      idle_lru_.Insert({pdc.last_activity, id});
+      pdc.lru_at = pdc.last_activity;
+      ++lru_filings_;
     }
     if (pdc.ccc != nullptr) cccs_.Reschedule(*pdc.ccc);
   }
@@ -666,9 +673,34 @@ void Engine::AdmitWaiting() {
   }
 }
 
+void Engine::TidyLru() {
+  // Entries of PDCs no longer idle (or asked to close) go; entries filed
+  // under an older activity than the PDC's are filed again under it. Then
+  // the front is the least recently active idle PDC: every other entry is
+  // filed at or before its PDC's activity, so no later than it.
+  while (!idle_lru_.empty()) {
+    const auto [since, id] = *idle_lru_.begin();
+    auto it = pdcs_.find(id);
+    if (it == pdcs_.end()) {  // RemovePdc erases its entry: not reached
+      idle_lru_.Erase(idle_lru_.begin());
+      continue;
+    }
+    Pdc& pdc = *it->second;
+    const bool eligible = pdc.state == PdcState::kOpen && pdc.Idle() && !pdc.room_close;
+    if (eligible && pdc.last_activity == since) return;
+    idle_lru_.Erase(idle_lru_.begin());
+    pdc.lru_at.reset();
+    if (eligible) {
+      idle_lru_.Insert({pdc.last_activity, id});
+      pdc.lru_at = pdc.last_activity;
+      ++lru_filings_;
+    }
+  }
+}
+
 void Engine::MakeRoom(TimePoint now) {
   const size_t wanted = waiting_.size() + (room_wanted_ ? 1 : 0);
-  while (room_closing_ < wanted && !idle_lru_.empty()) {
+  while (room_closing_ < wanted && (TidyLru(), !idle_lru_.empty())) {
     const auto [since, id] = *idle_lru_.begin();
     if (now < since + config_.room_min_idle) return;  // RoomDeadline
     Pdc* pdc = LookupPdc(id);
@@ -689,10 +721,13 @@ void Engine::MakeRoom(TimePoint now) {
 }
 
 TimePoint Engine::RoomDeadline() const {
-  if ((waiting_.empty() && !room_wanted_) || idle_lru_.empty() ||
+  if ((waiting_.empty() && !room_wanted_) ||
       room_closing_ >= waiting_.size() + (room_wanted_ ? 1 : 0)) {
     return TimePoint::Max();
   }
+  // As NextDeadline's Reschedule: the index is a cache, tidied when read.
+  const_cast<Engine*>(this)->TidyLru();
+  if (idle_lru_.empty()) return TimePoint::Max();
   return idle_lru_.begin()->first + config_.room_min_idle;
 }
 

@@ -492,6 +492,8 @@ class Engine {
   // and per-packet cost guard of issue 29 (tests/pds/engine_scale_test.cc):
   // it must not grow with the number of open PDCs.
   uint64_t timer_visits() const { return timer_visits_; }
+  // Entries filed in the idle LRU, ever (a counter for tests: issue 26).
+  uint64_t lru_filings() const { return lru_filings_; }
 
   // Engine-wide counters (drops by reason, PDCs, RUDI, UUD).
   const EngineCounters& counters() const { return counters_; }
@@ -569,6 +571,8 @@ class Engine {
   void MakeRoom(TimePoint now);
   // When the oldest idle PDC may be closed for room (room_min_idle), if room is wanted.
   TimePoint RoomDeadline() const;
+  // Brings the idle LRU's front up to date (entries are filed lazily).
+  void TidyLru();
   // `mode`: the PDC's; ROD senders get one EV (EvCountFor).
   Result<std::unique_ptr<SenderHalf>> MakeSender(PdsMode mode, Psn start_psn) const;
   Result<std::unique_ptr<ReceiverHalf>> MakeReceiver(Psn start_psn) const;
@@ -813,6 +817,9 @@ class Engine {
   RecyclingSet<std::pair<TimePoint, uint16_t>> pdc_timers_;
   mutable std::vector<uint16_t> dirty_;
   // Open, idle PDCs by {last_activity, ID}: the least recently used first.
+  // Filed lazily (Reschedule, TidyLru): a PDC's entry may be stale (it went
+  // busy, or was active since) until the front is read; Pdc::lru_at is the
+  // key it is filed under.
   RecyclingSet<std::pair<TimePoint, uint16_t>> idle_lru_;
   // Requests waiting for room for their new initiator PDC, by arrival of the
   // key's first; the same by key. waiting_ops_: requests in all of them.
@@ -882,6 +889,7 @@ class Engine {
   uint64_t tx_copy_bytes_ = 0;  // tx_copy_bytes()
   std::vector<uint16_t> timer_ids_;  // OnTimer's walk, storage reused
   mutable uint64_t timer_visits_ = 0;
+  uint64_t lru_filings_ = 0;
   int depth_ = 0;  // entry points on the stack: Submit flushes only at depth 0
   // Inside SES's request upcall: Submit queues and leaves the pump to
   // PumpReleased (the request's ACK goes first).

@@ -30,6 +30,8 @@ MmsgRx::MmsgRx(size_t batch, size_t slot_bytes)
     h.msg_iov = &iov_[i];
     h.msg_iovlen = 1;
     h.msg_control = ctrl_[i].bytes;
+    h.msg_namelen = sizeof(SockAddr);
+    h.msg_controllen = sizeof(ControlBuf);
   }
 }
 
@@ -42,21 +44,28 @@ size_t MmsgRx::Run(int fd, size_t max_datagram, const std::function<void(const R
     if (next_ == filled_) {  // everything received so far is handed out
       if (drained) break;
       const size_t want = std::min(batch_, max - used);
-      for (size_t i = 0; i < want; ++i) {  // the kernel overwrote these last time
+      // Only the headers the kernel filled last time need re-arming (an empty
+      // spin then re-arms nothing; the constructor armed all of them).
+      for (size_t i = 0; i < written_; ++i) {
         msghdr& h = msgs_[i].msg_hdr;
         h.msg_namelen = sizeof(SockAddr);
         h.msg_controllen = sizeof(ControlBuf);
         h.msg_flags = 0;
       }
+      written_ = want;  // until the call says how many it filled
       const int n = recvmmsg(fd, msgs_.data(), static_cast<unsigned>(want), MSG_DONTWAIT, nullptr);
       ++stats->rx_calls;
       if (n <= 0) ++stats->rx_empty;
       if (n < 0) {
+        written_ = errno == EAGAIN ? 0 : want;  // EAGAIN: nothing was written
         if (errno == EINTR) continue;
         break;  // EAGAIN: drained. Anything else: nothing the data path can do.
       }
       next_ = 0;
       filled_ = static_cast<size_t>(n);
+      // The slot after the last filled one too: the call that stopped there
+      // may have touched it (cheap insurance).
+      written_ = std::min(filled_ + 1, want);
       segment_ = 0;
       drained = static_cast<size_t>(n) < want;
       continue;

@@ -68,6 +68,7 @@ class MmsgRx {
   std::vector<SockAddr> addr_;
   std::vector<ControlBuf> ctrl_;
   size_t filled_ = 0;   // slots the last recvmmsg filled
+  size_t written_ = 0;  // headers to re-arm before the next call (0..written_)
   size_t next_ = 0;     // the first of them not yet handed out
   size_t segment_ = 0;  // datagrams of slot next_ handed out (GRO)
 };

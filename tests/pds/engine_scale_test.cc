@@ -235,6 +235,27 @@ TEST(EngineScaleTest, RoomIsMadeByClosingTheLeastRecentlyUsedIdlePdc) {
   EXPECT_TRUE(c.at(kA).delivery.failed.empty());
 }
 
+// Issue 26: a PDC that goes busy and idle with every message (a ping-pong)
+// is filed in the idle LRU once, not once per message: the LRU is filed
+// lazily and tidied only when its front is read (room wanted).
+// RoomIsMadeByClosingTheLeastRecentlyUsedIdlePdc checks the order it keeps.
+TEST(EngineScaleTest, APingPongFilesItsPdcInTheIdleLruOnce) {
+  constexpr int kMessages = 200;
+  Cluster c;
+  Engine& a = c.Add(kA, EngineConfig{});
+  c.Add(Peer(0), EngineConfig{});
+  for (int i = 0; i < kMessages; ++i) {
+    ASSERT_TRUE(a.Submit(c.now(), To(Peer(0), 100 + i), Message(0, i)).ok());
+    c.Run(milliseconds(1));
+  }
+  EXPECT_EQ(c.at(Peer(0)).delivery.received.size(), static_cast<size_t>(kMessages));
+  EXPECT_EQ(c.at(kA).delivery.completed.size(), static_cast<size_t>(kMessages));
+  EXPECT_EQ(a.counters().pdcs_opened, 1u);
+  // Filed when it first went idle (before: once per message, 200).
+  EXPECT_GE(a.lru_filings(), 1u);
+  EXPECT_LE(a.lru_filings(), 2u);
+}
+
 TEST(EngineScaleTest, APdcWithUnackedDataIsNeverClosedForRoom) {
   Cluster c;
   EngineConfig ca;
