@@ -265,6 +265,7 @@ int RunIncast(int argc, char** argv) {
   double init_bdp = 0;
   size_t payload = 0;
   bool half_open_all = true;
+  uint32_t max_pdcs = 0;  // every host's table (0: the receiver holds every sender)
   for (int i = 2; i < argc; ++i) {
     std::string v;
     const std::string_view a = argv[i];
@@ -276,6 +277,7 @@ int RunIncast(int argc, char** argv) {
     else if (Arg(a, "--init-bdp=", v)) init_bdp = std::stod(v);
     else if (Arg(a, "--payload=", v)) payload = std::stoul(v);
     else if (Arg(a, "--half-open-all=", v)) half_open_all = v == "1";
+    else if (Arg(a, "--max-pdcs=", v)) max_pdcs = static_cast<uint32_t>(std::stoul(v));
     else {
       std::fprintf(stderr, "unknown argument %s\n", argv[i]);
       return 2;
@@ -284,7 +286,8 @@ int RunIncast(int argc, char** argv) {
   CcScenario sc = IncastScenario(cc, senders, messages);
   if (init_bdp > 0) sc.initial_window_bdp = init_bdp;
   if (payload > 0) sc.payload_bytes = payload;
-  sc.max_pdcs = std::max<uint32_t>(1024, senders + 8);  // the receiver holds every sender
+  // The receiver holds every sender, unless --max-pdcs makes it refuse some.
+  sc.max_pdcs = max_pdcs != 0 ? max_pdcs : std::max<uint32_t>(1024, senders + 8);
   sc.max_cccs = sc.max_pdcs;
   // Every sender's SYN arrives within one RTT: at the default quarter of the
   // table the oldest half-open PDCs are evicted and their senders start over.
