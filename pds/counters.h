@@ -164,6 +164,12 @@ struct EngineCounters {
   uint64_t pdc_waits = 0;
   uint64_t pdc_wait_overflow = 0;
   uint64_t room_closes = 0;
+  // Refused SYNs (spec-notes/pds.md "Refused SYNs"), initiator: NACKs
+  // UET_NO_PDC_AVAIL / UET_NO_CCC_AVAIL taken on PDCs not yet established,
+  // retries sent after the back-off, and PDCs failed at the cap.
+  uint64_t syn_refusals = 0;
+  uint64_t refused_retries = 0;
+  uint64_t refused_gave_up = 0;
   // Congestion Control Contexts (pds/ccc_table.h): made, freed with their last
   // PDC, and wanted for a new PDC while the table was full (Submit refused, or
   // a SYN answered with UET_NO_CCC_AVAIL).
@@ -291,6 +297,9 @@ void EngineCounters::Visit(Self& s, F& fn) {
   fn(std::string_view("pdc_waits"), s.pdc_waits);
   fn(std::string_view("pdc_wait_overflow"), s.pdc_wait_overflow);
   fn(std::string_view("room_closes"), s.room_closes);
+  fn(std::string_view("syn_refusals"), s.syn_refusals);
+  fn(std::string_view("refused_retries"), s.refused_retries);
+  fn(std::string_view("refused_gave_up"), s.refused_gave_up);
   fn(std::string_view("cccs_opened"), s.cccs_opened);
   fn(std::string_view("cccs_freed"), s.cccs_freed);
   fn(std::string_view("ccc_table_full"), s.ccc_table_full);

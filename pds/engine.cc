@@ -122,6 +122,9 @@ Status EngineConfig::Validate() const {
   if (max_waiting_ops < 1) return Error::Invalid(kContext, "max_waiting_ops", 0);
   // 1 would reserve the whole table: no initiator PDC could ever open.
   if (target_reserve_divisor == 1) return Error::Invalid(kContext, "target_reserve_divisor", 1);
+  if (refused_retry_limit > 65535) {
+    return Error::Invalid(kContext, "refused_retry_limit", refused_retry_limit);
+  }
   if (unvalidated_send_factor < 1) return Error::Invalid(kContext, "unvalidated_send_factor", 0);
   if (max_gtd_responses < 1) return Error::Invalid(kContext, "max_gtd_responses", 0);
   if (entropy_count < 1 || entropy_count > EntropySelector::kMaxEvs) {
@@ -514,6 +517,7 @@ void Engine::OnTimer(TimePoint now) {
         SendAck(now, pdc, pdc.rx->last_arrival, why, pdc.rx->last_arrival_ce);
       }
     }
+    if (pdc.tx && pdc.tx->refused_retry_at <= now) RetryRefused(now, pdc);
     if (pdc.tx && pdc.tx->rto_deadline <= now) {
       HandleRto(now, pdc);
       if (!pdcs_.contains(id)) continue;
@@ -567,7 +571,7 @@ void Engine::MarkDirty(Pdc& pdc) const {
 TimePoint Engine::PdcTimerDeadline(const Pdc& pdc) const {
   TimePoint next = PdcDeadline(pdc);
   if (pdc.rx) next = std::min(next, pdc.rx->ack.NextDeadline());
-  if (pdc.tx) next = std::min(next, pdc.tx->rto_deadline);
+  if (pdc.tx) next = std::min({next, pdc.tx->rto_deadline, pdc.tx->refused_retry_at});
   return next;
 }
 

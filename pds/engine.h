@@ -132,6 +132,11 @@ struct EngineConfig {
   static constexpr uint32_t kDefaultMaxWaitingOps = 4096;
   // A quarter of each table is kept for target PDCs and their CCCs.
   static constexpr uint32_t kDefaultTargetReserveDivisor = 4;
+  // Refused SYNs (spec-notes/pds.md "Refused SYNs"): refusals one PDC takes
+  // in a row before its requests fail. The back-off doubles from the RTO
+  // floor (200 µs) to max_rto (100 ms): 16 refusals span ~0.8 s, so with
+  // the default RTO the Liveness budget (SenderBudget, 600 ms) ends first.
+  static constexpr uint32_t kDefaultRefusedRetryLimit = 16;
 
   // This FEP's own address (IP and the UDP port it receives on). The engine
   // keeps it for diagnostics only: it never checks a packet's destination.
@@ -157,7 +162,7 @@ struct EngineConfig {
   // together; one more is refused (Submit: "pdc wait queue full",
   // counters().pdc_wait_overflow). A target that refuses a SYN for a full
   // table (NACK UET_NO_PDC_AVAIL) makes room the same way, and an initiator
-  // whose SYN is refused so retries on its RTO.
+  // whose SYN is refused retries it after a back-off (refused_retry_limit).
   Duration room_min_idle = Duration::zero();
   uint32_t max_waiting_ops = kDefaultMaxWaitingOps;  // >= 1
   // Room kept for target PDCs and CCCs (spec-notes/pds.md "Scale model
@@ -170,6 +175,17 @@ struct EngineConfig {
   // PDCs, each waiting for a SYN that every full target refuses. 0: no
   // reserve; 1 is refused (it would reserve the whole table).
   uint32_t target_reserve_divisor = kDefaultTargetReserveDivisor;
+  // Refused SYNs (spec-notes/pds.md "Refused SYNs"). A NACK UET_NO_PDC_AVAIL
+  // or UET_NO_CCC_AVAIL on an initiator PDC not yet established says the
+  // target opened nothing for it: the PDC sends nothing new and resends the
+  // packets it had sent after a back-off: the refused packet's round trip,
+  // at least rto.min_rto, doubled for each earlier refusal in a row, at most
+  // rto.max_rto. Deterministic (no clock, no random draw: `now` alone).
+  // NACKs of the same burst wait for that one retry. A refusal after
+  // refused_retry_limit of them in a row, or SenderBudget() after the first,
+  // fails the PDC's requests (FailureReason::kPeerNack, last_nack_code 0x04
+  // or 0x05). 0: the first refusal fails them. At most 65535.
+  uint32_t refused_retry_limit = kDefaultRefusedRetryLimit;
   // Liveness (spec-notes/pds.md "Liveness"). peer_timeout > 0: a sender half
   // gives up on its peer (FailureReason::kPeerTimeout) once it has waited
   // peer_timeout without progress AND at least retry_limit retransmission
@@ -646,6 +662,11 @@ class Engine {
                  const AckCcState* cc_state = nullptr);
   void HandleNack(TimePoint now, const FabricAddress& from, const Nack& nack);
   void HandleRto(TimePoint now, Pdc& pdc);
+  // NACK UET_NO_PDC_AVAIL / UET_NO_CCC_AVAIL on a PDC not yet established:
+  // schedules the retry (or fails the PDC at the cap); RetryRefused sends it
+  // (EngineConfig::refused_retry_limit).
+  void OnSynRefused(TimePoint now, Pdc& pdc, Psn refused);
+  void RetryRefused(TimePoint now, Pdc& pdc);
   // Whether the sender half gives up at this RTO (the Liveness rule; may
   // grant the stall grace, resetting tx.retries); the reason if so.
   std::optional<FailureReason> GiveUp(TimePoint now, Pdc& pdc);

@@ -176,6 +176,9 @@ Engine::PumpStep Engine::PumpOne(TimePoint now, Pdc& pdc) {
   cc::Controller& cc = *pdc.ccc->controller;
   const uint64_t ccc_in_flight = pdc.ccc->bytes_in_flight;
   if (tx.queue.empty() || !tx.window.CanSend()) return PumpStep::kPdcBlocked;
+  // A refused SYN: only its outstanding packets ask again until the target
+  // takes one (RetryRefused); new ones would be refused too.
+  if (tx.refusals > 0 && !pdc.established) return PumpStep::kPdcBlocked;
   // Before the first ACK every packet carries SYN + psn_offset (12 bits).
   if (pdc.is_initiator() && !pdc.established &&
       static_cast<uint32_t>(tx.window.next_psn() - tx.window.start_psn()) > kMaxSynPsnOffset) {
@@ -555,13 +558,16 @@ void Engine::HandleNack(TimePoint now, const FabricAddress& from, const Nack& na
       HandleClosingNack(now, from, pdc, nack);
       return;
     // The target's table is full (it opened nothing for this SYN) and it
-    // makes room by closing an idle PDC ("No table wall"): the RTO resends
-    // the SYN, within the Liveness budget. On an established PDC these
+    // makes room by closing an idle PDC ("No table wall"): the SYN goes
+    // again after a back-off ("Refused SYNs"). On an established PDC these
     // codes make no sense and end it. UET_NO_CCC_AVAIL as UET_NO_PDC_AVAIL
     // (spec-notes/cc.md "CCC table").
     case NackCode::kNoPdcAvail:
     case NackCode::kNoCccAvail:
-      if (!pdc.established) return;
+      if (!pdc.established) {
+        OnSynRefused(now, pdc, nack.nack_psn);
+        return;
+      }
       Fail(pdc.local, FailureReason::kPeerNack);
       return;
     // This PDC cannot make progress.
@@ -603,6 +609,53 @@ void Engine::GoBack(TimePoint now, Pdc& pdc, Psn from) {
   tx.window.ForEachOutstanding(false, [&](Psn psn) {
     SentPacket& s = tx.slot(psn);
     if (!s.used || psn < from) return;
+    s.retransmitted = true;
+    Transmit(now, pdc, psn, /*retx=*/true);
+    ++pdc.counters.retransmissions_nack;
+  });
+  tx.rto_deadline = tx.rto.Deadline(now);
+}
+
+// ---- refused SYNs (spec-notes/pds.md "Refused SYNs") ----
+
+void Engine::OnSynRefused(TimePoint now, Pdc& pdc, Psn refused) {
+  SenderHalf& tx = *pdc.tx;
+  ++counters_.syn_refusals;
+  // The rest of a refused burst: its retry is set already.
+  if (tx.refused_retry_at != TimePoint::Max()) return;
+  if (tx.refusals == 0) tx.refused_since = now;
+  if (tx.refusals >= config_.refused_retry_limit || now - tx.refused_since >= SenderBudget()) {
+    ++counters_.refused_gave_up;
+    Fail(pdc.local, FailureReason::kPeerNack);  // last_nack_code: 0x04 or 0x05
+    return;
+  }
+  ++tx.refusals;
+  // The peer answered: it is alive, and this is not a timeout.
+  tx.retries = 0;
+  tx.rto.OnProgress();
+  // The refused packet's round trip, at least the RTO floor, doubled for
+  // each refusal before this one in a row, at most max_rto. No jitter: the
+  // scale model finished later with any (spec-notes/pds.md "Refused SYNs").
+  Duration step = std::max(now - tx.slot(refused).sent_at, config_.rto.min_rto);
+  for (uint32_t i = 1; i < tx.refusals && step < config_.rto.max_rto; ++i) step *= 2;
+  tx.refused_at = now;
+  tx.refused_retry_at = now + std::min(step, config_.rto.max_rto);
+  // The RTO only if the retry's answer is lost (RetryRefused re-arms it).
+  tx.rto_deadline = tx.refused_retry_at + tx.rto.Rto();
+}
+
+void Engine::RetryRefused(TimePoint now, Pdc& pdc) {
+  SenderHalf& tx = *pdc.tx;
+  tx.refused_retry_at = TimePoint::Max();
+  if (tx.window.outstanding() == 0) return;  // acked meanwhile
+  ++counters_.refused_retries;
+  // Every packet sent before the refusal that the target has not
+  // acknowledged: it opened no PDC for them, so none was delivered (an ACK
+  // that established the PDC meanwhile acked what it took; what was sent
+  // after that ACK is in flight on the PDC, not refused).
+  tx.window.ForEachOutstanding(false, [&](Psn psn) {
+    SentPacket& s = tx.slot(psn);
+    if (!s.used || s.sent_at > tx.refused_at) return;
     s.retransmitted = true;
     Transmit(now, pdc, psn, /*retx=*/true);
     ++pdc.counters.retransmissions_nack;

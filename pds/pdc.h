@@ -115,6 +115,13 @@ class SenderHalf {
   // Liveness rule's clock (Engine::GiveUp).
   TimePoint waiting_since{};
   bool stall_grace_used = false;   // once per wait (Engine::GiveUp)
+  // Refused SYNs (Engine::OnSynRefused): refusals in a row, the first and
+  // the last, and when the packets sent before it go again (Max: no retry
+  // pending).
+  uint32_t refusals = 0;
+  TimePoint refused_since{};
+  TimePoint refused_at{};
+  TimePoint refused_retry_at = TimePoint::Max();
   uint8_t last_nack_code = 0;      // 0: none received
   bool gbn_peer = false;           // the peer NACKed ROD_OOO: it drops out-of-order PSNs
   Psn last_goback;                 // go-back start PSN and when (one per RTO)

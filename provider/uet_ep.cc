@@ -181,6 +181,10 @@ ses::EndpointConfig SesConfigFor(const Endpoint& ep, const PayloadChoice& payloa
     c.pds.max_half_open =
         static_cast<uint32_t>(std::clamp<int64_t>(p.max_half_open, 1, c.pds.max_pdcs));
   }
+  if (p.target_reserve_divisor >= 0) {
+    c.pds.target_reserve_divisor =
+        static_cast<uint32_t>(std::min<int64_t>(p.target_reserve_divisor, 65535));
+  }
   if (p.unexpected_bytes > 0) c.unexpected_bytes = static_cast<size_t>(p.unexpected_bytes);
   if (p.unexpected_peer_bytes > 0) {
     c.unexpected_peer_bytes = static_cast<size_t>(p.unexpected_peer_bytes);
@@ -339,6 +343,14 @@ int EnableEndpoint(Endpoint& ep) {
                  "uet: fi_enable: FI_UET_MAX_HALF_OPEN=%lld: must be 1..%lld "
                  "(FI_UET_MAX_PDCS)\n",
                  static_cast<long long>(Params().max_half_open), static_cast<long long>(pdcs));
+    return -FI_EINVAL;
+  }
+  const int64_t reserve = Params().target_reserve_divisor;
+  if (reserve != -1 && (reserve < 0 || reserve == 1 || reserve > 65535)) {
+    UET_LOG_WARN(FI_LOG_EP_CTRL,
+                 "uet: fi_enable: FI_UET_TARGET_RESERVE_DIVISOR=%lld: must be 0 (no reserve) "
+                 "or 2..65535 (1 would keep the whole table for other peers' PDCs)\n",
+                 static_cast<long long>(reserve));
     return -FI_EINVAL;
   }
   const PayloadChoice payload = PayloadFor(ep.local.fabric_address);

@@ -132,6 +132,9 @@ ProviderParams ReadParams() {
   if (fi_param_get_int(&g_provider, "max_cccs", &v) == FI_SUCCESS) p.max_cccs = v;
   if (fi_param_get_int(&g_provider, "max_pdcs", &v) == FI_SUCCESS) p.max_pdcs = v;
   if (fi_param_get_int(&g_provider, "max_half_open", &v) == FI_SUCCESS) p.max_half_open = v;
+  if (fi_param_get_int(&g_provider, "target_reserve_divisor", &v) == FI_SUCCESS) {
+    p.target_reserve_divisor = v;
+  }
   if (fi_param_get_int(&g_provider, "pdc_wait_queue", &v) == FI_SUCCESS) p.pdc_wait_queue = v;
   if (fi_param_get_int(&g_provider, "pdc_room_min_idle_us", &v) == FI_SUCCESS) {
     p.pdc_room_min_idle_us = v;
@@ -472,6 +475,11 @@ constexpr ParamDef kParamDefs[] = {
      "Of those, target PDCs whose peer has not yet shown it receives what we send, "
      "1..FI_UET_MAX_PDCS (default: a quarter of FI_UET_MAX_PDCS). A SYN flood evicts "
      "the oldest of these, never an established PDC"},
+    {"target_reserve_divisor", FI_PARAM_INT,
+     "1/this of the PDC and CCC tables is kept for PDCs other peers open to this "
+     "endpoint: a send to a new peer waits once the rest holds its own PDCs, 0 or "
+     "2..65535 (default 4; 0: no reserve). Without it an all-to-all over more peers "
+     "than FI_UET_MAX_PDCS can deadlock"},
     {"close_linger_ms", FI_PARAM_INT,
      "fi_close of an endpoint that has just received keeps answering its peers "
      "(ACKs to resent packets) until none arrived for this many ms, at most 4x "

@@ -137,6 +137,10 @@ struct ProviderParams {
   // quarter of max_pdcs); a SYN flood evicts only these (spec-notes/pds.md).
   int64_t max_pdcs = 0;
   int64_t max_half_open = 0;
+  // FI_UET_TARGET_RESERVE_DIVISOR: 1/divisor of the PDC and CCC tables kept
+  // for target PDCs (pds::EngineConfig::target_reserve_divisor; -1: the
+  // engine's default, 4; 0: no reserve; 1 is refused).
+  int64_t target_reserve_divisor = -1;
   // No table wall (spec-notes/pds.md): sends waiting for a PDC slot, at most
   // (0: the engine's 4096); how long a PDC must have been idle before it is
   // closed to make room, in microseconds.

@@ -141,7 +141,7 @@ TEST(EngineCounters, ForEachVisitsEveryCounterOnceWithUniqueNames) {
   EngineCounters c;
   size_t visits = 0;
   auto names = VisitNames(c, &visits);
-  EXPECT_EQ(visits, kDropReasonCount + 40);
+  EXPECT_EQ(visits, kDropReasonCount + 43);
   EXPECT_EQ(names.size(), visits);
   EXPECT_EQ(sizeof(EngineCounters), visits * sizeof(uint64_t));
   EXPECT_EQ(names.count("drops.unknown-pdc-no-syn"), 1u);
@@ -151,6 +151,8 @@ TEST(EngineCounters, ForEachVisitsEveryCounterOnceWithUniqueNames) {
   EXPECT_EQ(names.count("drops.no-ccc-available"), 1u);
   EXPECT_EQ(names.count("stray_replies_suppressed"), 1u);
   EXPECT_EQ(names.count("half_open_evicted"), 1u);
+  EXPECT_EQ(names.count("syn_refusals"), 1u);
+  EXPECT_EQ(names.count("refused_gave_up"), 1u);
   Fill(c, [](uint64_t i) { return i + 1; });
   EXPECT_EQ(c.drops[DropReason::kTruncated], 1u);
   EXPECT_EQ(c.evs_widened, visits);  // the last one
@@ -166,7 +168,7 @@ TEST(EngineCounters, PlusEqualsAddsEveryField) {
     EXPECT_EQ(v, 1001 * (i + 1)) << name;
     ++i;
   });
-  EXPECT_EQ(i, kDropReasonCount + 40);
+  EXPECT_EQ(i, kDropReasonCount + 43);
 }
 
 TEST(PdcCounters, ZeroInitialised) {

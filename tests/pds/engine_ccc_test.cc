@@ -229,10 +229,11 @@ TEST_F(CccTest, InitiatorRetriesItsSynOnNoCccAvailUntilTheTargetHasRoom) {
   ASSERT_EQ(nacks.size(), 2u);
   EXPECT_EQ(nacks[0].nack()->nack_code, NackCode::kNoCccAvail);
   DeliverAll(nacks);
-  // Issue 29: a refused SYN is retried on the RTO, not failed.
+  // Issue 29: a refused SYN is retried after a back-off, not failed.
   EXPECT_TRUE(del_a_.failed.empty());
   EXPECT_EQ(A().pdc_count(), 1u);
-  EXPECT_NE(A().NextDeadline(), TimePoint::Max()) << "the RTO retries";
+  EXPECT_EQ(A().NextDeadline(), now_ + RtoConfig::kDefaultMinRto) << "the refusal's retry";
+  EXPECT_EQ(A().counters().syn_refusals, 2u);
 }
 
 // RCCC: the receiver keeps one credit account per CCC, so the cumulative

@@ -218,7 +218,8 @@ TEST_F(EngineTest, TargetTableFullRefusesTheSynAndMakesRoomThenTheRetryOpensIt) 
   EXPECT_EQ(B().counters().table_full, 1u);
   EXPECT_EQ(B().pdc_count(), 1u);
   // No table wall (issue 29): B asks the initiator of its idle PDC to close
-  // it (CLOSE_REQ), and A's new PDC is not failed: its RTO resends the SYN.
+  // it (CLOSE_REQ), and A's new PDC is not failed: it resends the SYN after
+  // a back-off (spec-notes/pds.md "Refused SYNs").
   const Sent close_req = out[1];
   ASSERT_TRUE(close_req.IsControl(ControlType::kCloseReq));
   EXPECT_EQ(B().counters().room_closes, 1u);

@@ -1,7 +1,7 @@
-// FI_UET_MAX_CCCS and FI_UET_MAX_PDCS through the libfabric API: the tables
-// of congestion control contexts (one per peer FEP, pds/ccc_table.h) and PDCs
-// are bounded, and full tables make room from idle PDCs instead of failing
-// operations (issue 29). And every FI_UET_* parameter the provider defines is in its
+// FI_UET_MAX_CCCS, FI_UET_MAX_PDCS and FI_UET_TARGET_RESERVE_DIVISOR through
+// the libfabric API: the tables of congestion control contexts (one per peer
+// FEP, pds/ccc_table.h) and PDCs are bounded, and full tables make room from
+// idle PDCs instead of failing operations (issue 29). And every FI_UET_* parameter the provider defines is in its
 // man page. One process per case (params_harness.h).
 #include <rdma/fabric.h>
 
@@ -49,11 +49,35 @@ TEST(PdcParams, MaxHalfOpenAboveMaxPdcsFailsEnableWithEinval) {
   EXPECT_EQ(EnableResult(), -FI_EINVAL);
 }
 
+TEST(PdcParams, TargetReserveDivisorOfOneFailsEnableWithEinval) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_TARGET_RESERVE_DIVISOR", "1", 1);
+  EXPECT_EQ(EnableResult(), -FI_EINVAL);
+}
+
+TEST(PdcParams, NegativeTargetReserveDivisorFailsEnableWithEinval) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_TARGET_RESERVE_DIVISOR", "-2", 1);
+  EXPECT_EQ(EnableResult(), -FI_EINVAL);
+}
+
+TEST(PdcParams, TargetReserveDivisorAboveTheLimitFailsEnableWithEinval) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_TARGET_RESERVE_DIVISOR", "65536", 1);
+  EXPECT_EQ(EnableResult(), -FI_EINVAL);
+}
+
+TEST(PdcParams, TargetReserveDivisorZeroEnables) {
+  SKIP_UNLESS_FIRST_IN_PROCESS();
+  setenv("FI_UET_TARGET_RESERVE_DIVISOR", "0", 1);
+  EXPECT_EQ(EnableResult(), 0);
+}
+
 // Small tables, full, and no wall (issue 29, spec-notes/pds.md "No table
 // wall"): with the table full, a send to a new peer waits while an idle PDC
 // closes (least recently used first) to make room, a new peer's SYN is
-// refused (NACK 0x04/0x05) and retried on its RTO while the target closes an
-// idle PDC, and the peers from before keep working. The close log counts it.
+// refused (NACK 0x04/0x05) and retried after a back-off while the target
+// closes an idle PDC, and the peers from before keep working. The close log counts it.
 class SmallTableRdm : public RdmApi {
  protected:
   void SetUpWith(const char* name, const char* value) {
@@ -151,6 +175,47 @@ TEST_F(OneCccRdm, ASecondPeerWaitsForRoomBothWaysAndTheFirstKeepsWorking) {
   EXPECT_GE(SumCounter(log, "room_closes"), 1u) << log;
   EXPECT_EQ(SumCounter(log, "pdcs_failed"), 0u) << log;
 }
+
+// FI_UET_TARGET_RESERVE_DIVISOR reaches the engine: with 4 PDC slots, a
+// sends to three peers in turn. A reserve of a half (2 slots) leaves a room
+// for two initiator PDCs, so its third peer waits while an idle one closes;
+// the default quarter (1 slot) leaves three, and nothing waits.
+class ReserveRdm : public SmallTableRdm {
+ protected:
+  void ToThreePeers(uint64_t expected_waits_at_least, uint64_t expected_waits_at_most) {
+    ASSERT_NO_FATAL_FAILURE(SendRecv(100, false));
+    Node& c = NewNode();
+    ASSERT_NO_FATAL_FAILURE(c.Open({.ip = "127.0.0.3"}));
+    Node& d = NewNode();
+    ASSERT_NO_FATAL_FAILURE(d.Open({.ip = "127.0.0.4"}));
+    const fi_addr_t a_to_c = a_.ep.Insert(c.ep);
+    const fi_addr_t a_to_d = a_.ep.Insert(d.ep);
+    ASSERT_NO_FATAL_FAILURE(Message(a_.ep, a_to_c, c.ep, 11));
+    ASSERT_NO_FATAL_FAILURE(Message(a_.ep, a_to_d, d.ep, 12));
+    d.Close();
+    const std::string log = CloseAll(c);
+    EXPECT_GE(SumCounter(log, "pdc_waits"), expected_waits_at_least) << log;
+    EXPECT_LE(SumCounter(log, "pdc_waits"), expected_waits_at_most) << log;
+    EXPECT_EQ(SumCounter(log, "pdcs_failed"), 0u) << log;
+  }
+};
+
+class HalfReserveRdm : public ReserveRdm {
+ protected:
+  void SetUp() override {
+    setenv("FI_UET_MAX_PDCS", "4", 1);
+    SetUpWith("FI_UET_TARGET_RESERVE_DIVISOR", "2");
+  }
+};
+
+TEST_F(HalfReserveRdm, AThirdPeerWaitsForAnInitiatorSlot) { ToThreePeers(1, 1000); }
+
+class DefaultReserveRdm : public ReserveRdm {
+ protected:
+  void SetUp() override { SetUpWith("FI_UET_MAX_PDCS", "4"); }
+};
+
+TEST_F(DefaultReserveRdm, AThirdPeerOpensAtOnce) { ToThreePeers(0, 0); }
 
 TEST(ManPage, DocumentsEveryProviderParameter) {
   UseProviderUnderTest();

@@ -195,6 +195,8 @@ pds::EngineConfig EngineConfigFor(const AllToAllConfig& c) {
   e.max_cccs = c.max_cccs;
   e.max_waiting_ops = c.max_waiting_ops;
   e.idle_close = c.idle_close;
+  e.close_linger = c.close_linger;
+  e.refused_retry_limit = c.refused_retry_limit;
   return e;
 }
 
@@ -276,6 +278,10 @@ AllToAllOutcome RunAllToAll(const AllToAllConfig& c) {
     out.table_full += ec.table_full;
     out.ccc_table_full += ec.ccc_table_full;
     out.pdcs_failed += ec.pdcs_failed;
+    out.syn_refusals += ec.syn_refusals;
+    out.refused_retries += ec.refused_retries;
+    out.refused_gave_up += ec.refused_gave_up;
+    out.stray_replies_suppressed += ec.stray_replies_suppressed;
     out.retransmissions += Retransmissions(e.TotalPdcCounters());
     out.timer_visits += e.timer_visits();
     for (const Link* l : {&sw.uplink(*n), &sw.downlink(*n)}) {

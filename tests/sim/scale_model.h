@@ -17,6 +17,7 @@
 #include <functional>
 #include <string>
 
+#include "pds/engine.h"
 #include "tests/sim/link.h"
 #include "uet/environment.h"
 #include "uet/fabric_address.h"
@@ -51,6 +52,10 @@ struct AllToAllConfig {
   // sends to i+1, i+2, ... (mod N), message round by round.
   uint32_t max_in_flight = 1024;
   Duration idle_close = std::chrono::seconds(2);  // EngineConfig::idle_close
+  // EngineConfig::close_linger, refused_retry_limit of every node (defaults:
+  // the engine's).
+  Duration close_linger = pds::EngineConfig::kDefaultCloseLinger;
+  uint32_t refused_retry_limit = pds::EngineConfig::kDefaultRefusedRetryLimit;
   LinkConfig link;                                // every uplink and downlink
   uint64_t seed = 1;
   Duration max_time = std::chrono::seconds(2);
@@ -93,6 +98,10 @@ struct AllToAllOutcome {
   uint64_t max_pdcs_all = 0;     // most PDCs open in all nodes together, at a sample
   uint64_t pdcs_opened = 0, room_closes = 0, pdc_waits = 0, pdc_wait_overflow = 0;
   uint64_t table_full = 0, ccc_table_full = 0, pdcs_failed = 0;
+  // Refused SYNs at the initiators (EngineCounters), and refusal NACKs the
+  // targets' stray-reply bucket did not send.
+  uint64_t syn_refusals = 0, refused_retries = 0, refused_gave_up = 0;
+  uint64_t stray_replies_suppressed = 0;
   uint64_t retransmissions = 0;  // every trigger, every node
   uint64_t packets = 0;          // handed to hosts
   uint64_t queue_drops = 0;      // at every switch port

@@ -146,6 +146,7 @@ int RunModel(int argc, char** argv, TrafficPattern pattern) {
   c.max_time = std::chrono::seconds(5);
   c.link.queue_capacity_bytes = 1 << 20;
   c.link.ecn_threshold_bytes = 62'500 * 3 / 4;
+  bool trace = false;  // print every sample
   for (int i = 2; i < argc; ++i) {
     std::string v;
     const std::string_view a = argv[i];
@@ -160,6 +161,9 @@ int RunModel(int argc, char** argv, TrafficPattern pattern) {
     else if (Arg(a, "--rest-ms=", v)) c.rest = std::chrono::milliseconds(std::stoll(v));
     else if (Arg(a, "--idle-close-ms=", v)) c.idle_close = std::chrono::milliseconds(std::stoll(v));
     else if (Arg(a, "--sample-us=", v)) c.sample_every = std::chrono::microseconds(std::stoll(v));
+    else if (Arg(a, "--trace=", v)) trace = v == "1";
+    else if (Arg(a, "--close-linger-us=", v)) c.close_linger = std::chrono::microseconds(std::stoll(v));
+    else if (Arg(a, "--refused-retry-limit=", v)) c.refused_retry_limit = static_cast<uint32_t>(std::stoul(v));
     else {
       std::fprintf(stderr, "unknown argument %s\n", argv[i]);
       return 2;
@@ -176,6 +180,12 @@ int RunModel(int argc, char** argv, TrafficPattern pattern) {
   };
   Point peak, rest_open, last;
   c.on_sample = [&](const AllToAllSample& s) {
+    if (trace) {
+      std::printf("t %.1f us: delivered %llu, completed %llu, PDCs %llu, waiting %llu\n",
+                  Us(s.at.since_epoch), (unsigned long long)s.delivered,
+                  (unsigned long long)s.completed, (unsigned long long)s.pdcs_open,
+                  (unsigned long long)s.waiting_ops);
+    }
     Point p{s.at, g_heap.live_bytes[kEngineTag], g_heap.live_bytes[kSimTag], s.pdcs_open,
             s.cccs_open, s.waiting_ops};
     if (p.engine > peak.engine) peak = p;
@@ -205,6 +215,10 @@ int RunModel(int argc, char** argv, TrafficPattern pattern) {
               (unsigned long long)o.pdc_waits, (unsigned long long)o.pdc_wait_overflow,
               (unsigned long long)o.table_full, (unsigned long long)o.ccc_table_full,
               (unsigned long long)o.pdcs_failed);
+  std::printf("syn refusals %llu, refused retries %llu, refused gave up %llu, stray replies "
+              "suppressed %llu\n",
+              (unsigned long long)o.syn_refusals, (unsigned long long)o.refused_retries,
+              (unsigned long long)o.refused_gave_up, (unsigned long long)o.stray_replies_suppressed);
   std::printf("retransmissions %llu, queue drops %llu, max queue %llu B, packets %llu, "
               "events %llu\n",
               (unsigned long long)o.retransmissions, (unsigned long long)o.queue_drops,
@@ -251,6 +265,7 @@ int RunIncast(int argc, char** argv) {
   double init_bdp = 0;
   size_t payload = 0;
   bool half_open_all = true;
+  uint32_t max_pdcs = 0;  // every host's table (0: the receiver holds every sender)
   for (int i = 2; i < argc; ++i) {
     std::string v;
     const std::string_view a = argv[i];
@@ -262,6 +277,7 @@ int RunIncast(int argc, char** argv) {
     else if (Arg(a, "--init-bdp=", v)) init_bdp = std::stod(v);
     else if (Arg(a, "--payload=", v)) payload = std::stoul(v);
     else if (Arg(a, "--half-open-all=", v)) half_open_all = v == "1";
+    else if (Arg(a, "--max-pdcs=", v)) max_pdcs = static_cast<uint32_t>(std::stoul(v));
     else {
       std::fprintf(stderr, "unknown argument %s\n", argv[i]);
       return 2;
@@ -270,7 +286,8 @@ int RunIncast(int argc, char** argv) {
   CcScenario sc = IncastScenario(cc, senders, messages);
   if (init_bdp > 0) sc.initial_window_bdp = init_bdp;
   if (payload > 0) sc.payload_bytes = payload;
-  sc.max_pdcs = std::max<uint32_t>(1024, senders + 8);  // the receiver holds every sender
+  // The receiver holds every sender, unless --max-pdcs makes it refuse some.
+  sc.max_pdcs = max_pdcs != 0 ? max_pdcs : std::max<uint32_t>(1024, senders + 8);
   sc.max_cccs = sc.max_pdcs;
   // Every sender's SYN arrives within one RTT: at the default quarter of the
   // table the oldest half-open PDCs are evicted and their senders start over.

@@ -60,6 +60,30 @@ TEST(ScaleSim, AllToAll256NodesThroughSixtyFourPdcSlots) {
   EXPECT_GT(o.room_closes, 0u);
   EXPECT_GT(o.pdc_waits, 0u);
   EXPECT_GT(o.pdcs_opened, uint64_t{c.nodes} * c.max_pdcs);
+  EXPECT_EQ(o.refused_gave_up, 0u);
+}
+
+// 64 nodes through 32 PDC slots, with the targets' close_linger cut to
+// 100 µs so that what is measured is the initiators' reaction to a refused
+// SYN (spec-notes/pds.md "Refused SYNs"): resent after a back-off from the
+// RTO floor (200 µs), it finished at 226 µs of virtual time; retried on the
+// RTO (1 ms) as before, at 1,022 µs.
+TEST(ScaleSim, RefusedSynsAreRetriedAfterTheBackOffNotTheRto) {
+  AllToAllConfig c;
+  c.nodes = 64;
+  c.payload_bytes = 512;
+  c.max_pdcs = 32;
+  c.max_cccs = 32;
+  c.close_linger = std::chrono::microseconds(100);
+  c.seed = SimSeed::FromEnvironment(29).value();
+  c.link.ecn_threshold_bytes = 62'500 * 3 / 4;
+  const AllToAllOutcome o = RunAllToAll(c);
+  Print("all-to-all 64, 32 PDC slots, linger 100 us", o);
+  ExpectEveryMessageOnce(o);
+  EXPECT_GT(o.syn_refusals, 0u);
+  EXPECT_GT(o.refused_retries, 0u);
+  EXPECT_EQ(o.refused_gave_up, 0u);
+  EXPECT_LT(o.finish, std::chrono::microseconds(500));
 }
 
 // One engine sends 3 rounds to each of its N-1 peers (every PDC stays open):
