@@ -213,6 +213,7 @@ EngineCounters& EngineCounters::operator+=(const EngineCounters& o) {
   half_open_validated += o.half_open_validated;
   half_open_evicted += o.half_open_evicted;
   half_open_expired += o.half_open_expired;
+  half_open_refused += o.half_open_refused;
   unvalidated_sends_held += o.unvalidated_sends_held;
   unvalidated_sends_suppressed += o.unvalidated_sends_suppressed;
   validation_probes += o.validation_probes;

@@ -228,6 +228,9 @@ struct EngineCounters {
   uint64_t half_open_validated = 0;
   uint64_t half_open_evicted = 0;
   uint64_t half_open_expired = 0;
+  // SYNs refused because every half-open PDC had handed a request up to SES
+  // (none could be evicted without risking a second delivery).
+  uint64_t half_open_refused = 0;
   uint64_t unvalidated_sends_held = 0;
   uint64_t unvalidated_sends_suppressed = 0;
   uint64_t validation_probes = 0;
@@ -329,6 +332,7 @@ void EngineCounters::Visit(Self& s, F& fn) {
   fn(std::string_view("half_open_validated"), s.half_open_validated);
   fn(std::string_view("half_open_evicted"), s.half_open_evicted);
   fn(std::string_view("half_open_expired"), s.half_open_expired);
+  fn(std::string_view("half_open_refused"), s.half_open_refused);
   fn(std::string_view("unvalidated_sends_held"), s.unvalidated_sends_held);
   fn(std::string_view("unvalidated_sends_suppressed"), s.unvalidated_sends_suppressed);
   fn(std::string_view("validation_probes"), s.validation_probes);

@@ -187,8 +187,9 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config, Rando
 // ---- PDC table ----
 
 std::optional<PdcId> Engine::AllocatePdcId() {
-  // A full table gives up its oldest half-open PDC (a SYN nobody has shown
-  // to be real) before it refuses a new PDC of either role. Only from an
+  // A full table gives up its oldest half-open PDC that handed nothing up (a
+  // SYN nobody has shown to be real) before it refuses a new PDC of either
+  // role; never one whose requests went up (engine_half_open.cc). Only from an
   // entry point itself: inside an upcall, the PDC being handled may be it.
   if (pdc_count() >= config_.max_pdcs && (depth_ > 1 || !EvictOldestHalfOpen())) {
     return std::nullopt;

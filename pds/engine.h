@@ -239,8 +239,11 @@ struct EngineConfig {
   Duration new_pdc_time = kDefaultNewPdcTime;
   // Half-open target PDCs at most; 0: max_pdcs / kDefaultHalfOpenDivisor (at
   // least 1). When a new SYN finds them all taken, or a new PDC of either
-  // role finds max_pdcs taken, the oldest half-open PDC is evicted: never an
-  // established one (a flood of forged SYNs cannot push out live PDCs).
+  // role finds max_pdcs taken, the oldest half-open PDC that handed nothing
+  // up to SES is evicted: never an established one (a flood of forged SYNs
+  // cannot push out live PDCs), never one whose requests went up (its
+  // initiator would resend them on a new PDC: delivered twice). With none
+  // such, a new SYN is refused (UET_NO_PDC_AVAIL; the initiator retries).
   uint32_t max_half_open = 0;
   // Bytes a half-open PDC may send (every packet: ACKs, NACKs, control,
   // reverse requests) per byte received on it, until its peer is validated.
@@ -380,17 +383,25 @@ class SesResponse {
   // Refuse the packet: no ACK, a NACK with `code` (e.g. UET_NO_SES_MSG_AVAIL,
   // UET_RCVD_SES_PROCG); the PSN stays unreceived and the initiator retries.
   void Refuse(NackCode code) { refuse_ = code; }
+  // SES changed nothing for this request (it refused it before touching any
+  // state: bad JobID, PID, resource index, unparsable, unknown opcode), so
+  // handing it up again has no effect either. PDS may then give up the
+  // half-open PDC it came on: its initiator resending the request on a new
+  // PDC delivers nothing twice (spec-notes/pds.md "Half-open PDCs and floods").
+  void set_no_effect(bool n) { no_effect_ = n; }
 
   NextHeader next_hdr() const { return next_hdr_; }
   std::span<const std::byte> bytes() const { return {bytes_.data(), size_}; }
   bool guaranteed() const { return guaranteed_; }
   std::optional<NackCode> refused() const { return refuse_; }
+  bool no_effect() const { return no_effect_; }
 
  private:
   NextHeader next_hdr_ = NextHeader::kNone;
   std::array<std::byte, kMaxBytes> bytes_{};
   uint8_t size_ = 0;
   bool guaranteed_ = false;
+  bool no_effect_ = false;
   std::optional<NackCode> refuse_;
 };
 
@@ -729,11 +740,21 @@ class Engine {
   void ApplyClear(Pdc& pdc, Psn clear_psn);
 
   // ---- half-open PDCs and unvalidated peers (engine_half_open.cc) ----
-  // A target PDC was just made for a SYN (MatchRequest): it is half-open;
-  // evicts the oldest half-open PDC if that exceeds the budget.
+  // Before a SYN opens a target PDC: room in the half-open budget, evicting
+  // the oldest evictable half-open PDC if it is full; false: every one
+  // handed something up, the SYN is refused.
+  bool MakeHalfOpenRoom();
+  // A target PDC was just made for a SYN (MatchRequest): it is half-open.
   void TrackHalfOpen(const Pdc& pdc);
-  // Removes the oldest half-open PDC; false if there is none.
+  // Removes the oldest half-open PDC that handed nothing up to SES; false if
+  // there is none.
   bool EvictOldestHalfOpen();
+  // DeliverUp: SES took a request of `pdc` that had an effect; if `pdc` is
+  // half-open it can no longer be evicted.
+  void NoteHalfOpenDelivery(const Pdc& pdc);
+  // A SYN was refused for want of half-open room: each half-open PDC that
+  // delivered is asked once to show its peer receives (CLEAR_REQ).
+  void ProbeDeliveringHalfOpen(TimePoint now);
   // Before dispatch: counts a received packet on a half-open PDC, and
   // validates the PDC when the packet names our PDC ID (SYN = 0) from its
   // peer; returns the PDC validated by this packet, if any.
@@ -864,10 +885,14 @@ class Engine {
   Pdc* LookupPdc(uint16_t local) const;
   std::map<InitiatorKey, PdcId> initiator_by_key_;  // open initiator PDCs only
   std::map<TargetKey, PdcId> target_by_peer_;
-  // Half-open target PDCs by local ID, and the same by age (Pdc::serial,
-  // which only grows): eviction takes the oldest in O(log n).
+  // Half-open target PDCs by local ID, and those that may be evicted (nothing
+  // handed up to SES yet) by age (Pdc::serial, which only grows): eviction
+  // takes the oldest in O(log n).
   struct HalfOpen {
     uint64_t serial = 0;
+    // SES took one of its requests with an effect (SesResponse::no_effect
+    // false): not evictable, it leaves by validation, idle close or expiry.
+    bool delivered = false;
     uint64_t bytes_in = 0;   // every packet received on it
     uint64_t bytes_out = 0;  // every packet sent on it
     // Reverse data waits for validation since then; the probes (CLEAR_REQ)
@@ -878,6 +903,10 @@ class Engine {
   };
   std::unordered_map<uint16_t, HalfOpen> half_open_;
   std::map<uint64_t, uint16_t> half_open_by_age_;
+  TimePoint half_open_probe_walk_at_{};  // ProbeDeliveringHalfOpen's next walk
+  // The last new SYN found the budget held by delivering PDCs (refused); a
+  // PDC that delivers meanwhile is asked to validate at once.
+  bool half_open_contended_ = false;
   size_t rx_bytes_ = 0;  // the size of the packet OnPacket handles
   // BeginReceiveBatch .. EndReceiveBatch: the PDCs whose byte-trigger ACK waits
   // (ReceiverHalf::ack_at_batch_end marks them once).

@@ -10,6 +10,12 @@
 //     oldest first, when a new SYN exceeds it or a new PDC of either role finds
 //     the table full: a flood of forged SYNs cycles through the budget and never
 //     pushes out an established PDC or refuses one this engine opens;
+//   - are evicted only while they have handed nothing up to SES with an
+//     effect (forged SYNs are refused there: bad JobID). A real PDC's 0-RTT
+//     requests went up at once; evicted, its initiator's next packet drew
+//     INV_DPDCID and it resent them on a new PDC: delivered twice (soak D1-D4,
+//     an atomic applied twice). With every half-open PDC delivering, a new SYN
+//     is refused (UET_NO_PDC_AVAIL) and its initiator retries;
 //   - send at most unvalidated_send_factor times the bytes they received
 //     (QUIC's anti-amplification rule): reverse requests (read data) wait, and
 //     one CLEAR_REQ asks the peer to show that it receives (its CLEAR names our
@@ -59,6 +65,21 @@ uint32_t EngineConfig::HalfOpenBudget() const {
   return std::max<uint32_t>(1, max_pdcs / kDefaultHalfOpenDivisor);
 }
 
+bool Engine::MakeHalfOpenRoom() {
+  // Called before the new PDC exists: whatever is evicted is another PDC.
+  if (half_open_.size() < config_.HalfOpenBudget()) {
+    half_open_contended_ = false;  // room without evicting anything
+    return true;
+  }
+  while (half_open_.size() >= config_.HalfOpenBudget()) {
+    if (!EvictOldestHalfOpen()) {  // all of them delivered
+      half_open_contended_ = true;
+      return false;
+    }
+  }
+  return true;
+}
+
 void Engine::TrackHalfOpen(const Pdc& pdc) {
   // A PDC opened by a SYN numbered from a Start_PSN this target minted: the
   // peer received our NACK 0x17, it is validated already.
@@ -69,14 +90,47 @@ void Engine::TrackHalfOpen(const Pdc& pdc) {
   half_open_.emplace(pdc.local.value(), h);
   half_open_by_age_.emplace(pdc.serial, pdc.local.value());
   ++counters_.half_open_opened;
-  // The new one is the youngest: with a budget of at least 1 the oldest is
-  // another PDC, never the one MatchRequest goes on with.
-  while (half_open_.size() > config_.HalfOpenBudget()) {
-    if (!EvictOldestHalfOpen()) break;
+}
+
+void Engine::NoteHalfOpenDelivery(const Pdc& pdc) {
+  if (half_open_.empty()) return;
+  auto it = half_open_.find(pdc.local.value());
+  if (it == half_open_.end() || it->second.serial != pdc.serial || it->second.delivered) return;
+  // Its initiator may resend what went up if it learns the PDC is gone
+  // (INV_DPDCID moves unacked requests to a new PDC): it stays until it is
+  // validated, idle-closed or expired, as an established PDC.
+  it->second.delivered = true;
+  half_open_by_age_.erase(it->second.serial);
+  // SYNs are being refused for want of room: ask this one at once (from
+  // HalfOpenTimers, after the ACK that goes out now) to show its peer
+  // receives, rather than wait for the next refusal.
+  if (half_open_contended_ && !it->second.blocked_since && it->second.probes == 0) {
+    it->second.next_probe = now_;
+  }
+}
+
+void Engine::ProbeDeliveringHalfOpen(TimePoint now) {
+  // A real initiator that sent one burst and went quiet never validates its
+  // PDC by itself (it has nothing more to send) and would hold its slot
+  // until idle close. Ask each one once (CLEAR_REQ, within its send budget;
+  // its CLEAR validates it), so the refused SYN's retry finds room within a
+  // round trip. The walk (at most the budget) runs at most once per
+  // clear_request_after, not per refused SYN: a flood is refused at O(1).
+  if (now < half_open_probe_walk_at_) return;
+  half_open_probe_walk_at_ = now + config_.clear_request_after;
+  for (auto& [id, h] : half_open_) {
+    if (!h.delivered || h.blocked_since) continue;  // HalfOpenTimers probes those
+    Pdc* pdc = FindPdcMutable(PdcId(id));
+    if (pdc == nullptr || pdc->state != PdcState::kOpen) continue;
+    // The first time at once; again (a lost probe) with ProbeHalfOpen's
+    // backoff and cap.
+    if (h.probes == 0) h.next_probe = now;
+    ProbeHalfOpen(now, *pdc);
   }
 }
 
 bool Engine::EvictOldestHalfOpen() {
+  // Only PDCs that handed nothing up are in half_open_by_age_.
   if (half_open_by_age_.empty()) return false;
   const uint16_t id = half_open_by_age_.begin()->second;
   Pdc* pdc = FindPdcMutable(PdcId(id));
@@ -205,10 +259,14 @@ bool Engine::ChargeHalfOpenTx(const PdsHeader& h, size_t bytes) {
 }
 
 void Engine::HalfOpenTimers(TimePoint now) {
-  // Few entries (at most the budget) and only the blocked ones have timers.
+  // Few entries (at most the budget) and only the blocked ones, and the
+  // delivering ones asked to validate (ProbeDeliveringHalfOpen), have timers.
   std::vector<uint16_t> due;
   for (const auto& [id, h] : half_open_) {
-    if (!h.blocked_since) continue;
+    if (!h.blocked_since) {
+      if (h.delivered && h.next_probe <= now) due.push_back(id);
+      continue;
+    }
     if (h.next_probe <= now || *h.blocked_since + ExpireAfter() <= now) due.push_back(id);
   }
   for (uint16_t id : due) {
@@ -216,6 +274,14 @@ void Engine::HalfOpenTimers(TimePoint now) {
     auto it = half_open_.find(id);
     if (pdc == nullptr || it == half_open_.end()) continue;
     HalfOpen& h = it->second;
+    if (!h.blocked_since) {  // a delivering PDC asked to validate: a probe is due
+      if (pdc->state == PdcState::kOpen) {
+        ProbeHalfOpen(now, *pdc);
+      } else {
+        h.next_probe = TimePoint::Max();
+      }
+      continue;
+    }
     if (std::max(*h.blocked_since, pdc->last_heard) + ExpireAfter() <= now) {
       // Reverse data waited a whole sender budget for a peer that never
       // showed it receives: as the expiry of a silent initiator.
@@ -236,7 +302,10 @@ void Engine::HalfOpenTimers(TimePoint now) {
 TimePoint Engine::HalfOpenDeadline() const {
   TimePoint next = TimePoint::Max();
   for (const auto& [id, h] : half_open_) {
-    if (!h.blocked_since) continue;
+    if (!h.blocked_since) {
+      if (h.delivered) next = std::min(next, h.next_probe);
+      continue;
+    }
     next = std::min(next, h.next_probe);
     const Pdc* pdc = FindPdc(PdcId(id));
     const TimePoint heard = pdc != nullptr ? pdc->last_heard : *h.blocked_since;

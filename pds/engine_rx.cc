@@ -76,6 +76,17 @@ Pdc* Engine::MatchRequest(TimePoint now, const FabricAddress& from, const RudRod
       ++counters_.pdcs_closed;
       RemovePdc(existing.local);
     }
+    // The half-open budget (engine_half_open.cc): the oldest half-open PDC
+    // that handed nothing up makes room; if every one did, none can go (its
+    // initiator would resend what went up on a new PDC) and this SYN is
+    // refused as for a full table: its initiator retries.
+    if (!config_.validate_start_psn && !MakeHalfOpenRoom()) {
+      ++counters_.half_open_refused;
+      Drop(DropReason::kNoPdcAvailable);
+      SendNack(nullptr, from, NackCode::kNoPdcAvail, req.psn, kNoPdc, req.spdcid);
+      ProbeDeliveringHalfOpen(now);
+      return nullptr;
+    }
     // A new PDC shares its peer's CCC; a new peer needs a free one. Checked
     // before Start_PSN validation: nothing is minted for a PDC that cannot open.
     // Half-open PDCs give theirs up first (engine_half_open.cc).
@@ -350,6 +361,7 @@ Engine::Delivered Engine::DeliverUp(TimePoint now, Pdc& pdc, Psn psn, NextHeader
       ++pdc.counters.gtd_responses_stored;
     }
   }
+  if (!response.no_effect()) NoteHalfOpenDelivery(pdc);
   rx.window.Receive(psn);
   if (response.next_hdr() == NextHeader::kNone) return {true, false};
   // A response goes back at once, in the ACK for this PSN.

@@ -17,6 +17,14 @@ bool IsTaggedSend(RequestOpcode op) {
   return op == RequestOpcode::kTaggedSend || op == RequestOpcode::kRendezvousTsend;
 }
 
+// A refusal of a request that touched nothing here (before any handler): PDS
+// may drop the half-open PDC it came on, as handing it up again changes
+// nothing (spec-notes/pds.md "Half-open PDCs and floods").
+pds::SesResponse Untouched(pds::SesResponse r) {
+  r.set_no_effect(true);
+  return r;
+}
+
 }  // namespace
 
 pds::SesResponse Endpoint::Refuse(const RequestView* v, ReturnCode rc) {
@@ -70,12 +78,13 @@ pds::SesResponse Endpoint::HandleRequest(const pds::RxRequest& rx,
     if (datagram) return DropDatagram();
     const bool unknown_op = parsed.error().code == Errc::kUnknownType &&
                             std::string_view(parsed.error().field) == "opcode";
-    return Refuse(nullptr, unknown_op ? ReturnCode::kUnsupportedOp : ReturnCode::kInitiatorErr);
+    return Untouched(
+        Refuse(nullptr, unknown_op ? ReturnCode::kUnsupportedOp : ReturnCode::kInitiatorErr));
   }
   const RequestView& v = *parsed;
   const ReturnCode rc = CheckAddressing(v);
   if (rc == ReturnCode::kBadJobId) ++counters_.requests_bad_job;
-  if (rc != ReturnCode::kOk) return datagram ? DropDatagram() : Refuse(&v, rc);
+  if (rc != ReturnCode::kOk) return datagram ? DropDatagram() : Untouched(Refuse(&v, rc));
   if (datagram) return HandleDatagram(rx, v);
   switch (v.opcode()) {
     case RequestOpcode::kSend:
@@ -104,7 +113,7 @@ pds::SesResponse Endpoint::HandleRequest(const pds::RxRequest& rx,
     case RequestOpcode::kIncPush:
       break;
   }
-  return Refuse(&v, ReturnCode::kUnsupportedOp);
+  return Untouched(Refuse(&v, ReturnCode::kUnsupportedOp));
 }
 
 // ---- datagrams (UUD) ----

@@ -28,12 +28,15 @@ struct Xorshift {
 class FloodTest : public EngineTest {
  protected:
   // B answers a request from A with SES's default; one from anyone else as
-  // SES answers a bad key: a guaranteed refusal, which the flood's PDCs store
-  // (and would ask to clear) until they are evicted.
+  // SES answers another job's (RC_BAD_JOB_ID): a guaranteed refusal, which
+  // the flood's PDCs store (and would ask to clear) until they are evicted,
+  // of a request that changed nothing (so its PDC may be evicted).
   void RefuseStrangers() {
     del_b_.respond = [](const RxRequest& r, std::span<const std::byte>) {
       if (r.src == kA) return SesResponse{};
-      return MakeResponse(NextHeader::kSesResponse, 12, 0x1C, /*guaranteed=*/true);
+      SesResponse refusal = MakeResponse(NextHeader::kSesResponse, 12, 0x1C, /*guaranteed=*/true);
+      refusal.set_no_effect(true);
+      return refusal;
     };
   }
   // B serves every request as a 64 KiB READ: 16 reverse requests of 4000 B
@@ -151,6 +154,7 @@ TEST_F(FloodTest, HalfOpenPdcsAreEvictedOldestFirst) {
   EngineConfig c = TestConfig();
   c.max_half_open = 4;
   Build(c);
+  RefuseStrangers();
   std::vector<PdcId> opened;
   for (uint16_t i = 0; i < 10; ++i) {
     B().OnPacket(now_, Fep(static_cast<uint8_t>(10 + i)), ForgedSyn(100 + i, Psn(1000 * i)));
@@ -176,6 +180,7 @@ TEST_F(FloodTest, AFullTableEvictsHalfOpenPdcsButNeverEstablishedOnes) {
   // has its own tests, engine_scale_test.cc): too soon for that.
   cb.room_min_idle = seconds(10);
   Build(TestConfig(), cb);
+  RefuseStrangers();
   const Established e = Establish(1);
   ValidateAtB(e);
   for (uint16_t i = 0; i < 3; ++i) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "pds/cc/factory.h"
@@ -170,6 +171,47 @@ TEST_F(JobTest, AnEndpointOfSeveralJobsTakesThemAll) {
   EXPECT_EQ(five.completions[0].status, CompletionStatus::kOk);
   ASSERT_EQ(b.completions.size(), 1u);
   EXPECT_EQ(b.ep().counters().requests_bad_job, 1u);
+}
+
+// Half-open PDCs (spec-notes/pds.md "Half-open PDCs and floods"): a request
+// of another job is refused touching nothing (SesResponse::no_effect), so a
+// flood of them cycles through the half-open budget, while the half-open PDC
+// of a sender of our job, whose message went up, is never evicted: its
+// sender's retransmission is a duplicate on the same PDC, not a second
+// message on a new one (soak60 analysis D).
+TEST_F(JobTest, HalfOpenPdcsOfAnotherJobAreEvictedOneThatDeliveredIsNot) {
+  EndpointConfig cb = WithJob(0);
+  cb.pds.max_half_open = 2;
+  Node b(Fep(2), cb, 2);
+  Node friendly(Fep(3), WithJob(0), 3);
+  Bytes buf(64);
+  ASSERT_TRUE(b.ep().PostRecv(now_, Recv(buf, 1), false).ok());
+  const Bytes msg(10, std::byte{0x42});
+  ASSERT_TRUE(friendly.ep().Send(now_, SendOp{.peer = b.peer(), .data = msg, .cq_data = {}, .context = 2}).ok());
+  // Only b hears: its ACK to the friendly sender is lost.
+  auto to_b_only = [&](Node& from) {
+    for (const Wire& w : std::exchange(from.sent, {})) {
+      if (w.to == b.address()) b.ep().OnPacket(now_, w.from, w.bytes);
+    }
+    b.sent.clear();
+  };
+  to_b_only(friendly);
+  ASSERT_EQ(b.completions.size(), 1u) << "the message went up";
+  for (uint8_t i = 0; i < 4; ++i) {
+    Node stranger(Fep(static_cast<uint8_t>(10 + i)), WithJob(7), 10 + i);
+    ASSERT_TRUE(stranger.ep().Send(now_, SendOp{.peer = b.peer(), .data = msg, .cq_data = {}, .context = 3}).ok());
+    to_b_only(stranger);
+  }
+  const pds::EngineCounters& pc = b.ep().pds().counters();
+  EXPECT_EQ(b.ep().counters().requests_bad_job, 4u);
+  EXPECT_EQ(pc.half_open_evicted, 3u) << "the strangers share the one slot left";
+  EXPECT_EQ(pc.half_open_refused, 0u);
+  // The friendly sender resends (no ACK came): a duplicate, ACKed.
+  Run({&b, &friendly});
+  ASSERT_EQ(friendly.completions.size(), 1u);
+  EXPECT_EQ(friendly.completions[0].status, CompletionStatus::kOk);
+  EXPECT_EQ(b.completions.size(), 1u);
+  EXPECT_EQ(b.ep().unexpected_messages(), 0u) << "not delivered a second time";
 }
 
 // A datagram (UUD) of another job has nobody to be told: dropped and counted.
