@@ -67,7 +67,11 @@ TEST(ScaleSim, AllToAll256NodesThroughSixtyFourPdcSlots) {
 // 100 µs so that what is measured is the initiators' reaction to a refused
 // SYN (spec-notes/pds.md "Refused SYNs"): resent after a back-off from the
 // RTO floor (200 µs), it finished at 226 µs of virtual time; retried on the
-// RTO (1 ms) as before, at 1,022 µs.
+// RTO (1 ms) as before, at 1,022 µs. Since a half-open PDC that delivered is
+// never evicted (issue 28: no second delivery), its slot waits for a
+// validation probe (one walk per clear_request_after, 1 ms): 25.4 ms, every
+// message once (spec-notes/pds.md "After the merge with the refused-SYN
+// back-off"). The bound guards that; faster room is issue 29's next step.
 TEST(ScaleSim, RefusedSynsAreRetriedAfterTheBackOffNotTheRto) {
   AllToAllConfig c;
   c.nodes = 64;
@@ -83,7 +87,7 @@ TEST(ScaleSim, RefusedSynsAreRetriedAfterTheBackOffNotTheRto) {
   EXPECT_GT(o.syn_refusals, 0u);
   EXPECT_GT(o.refused_retries, 0u);
   EXPECT_EQ(o.refused_gave_up, 0u);
-  EXPECT_LT(o.finish, std::chrono::microseconds(500));
+  EXPECT_LT(o.finish, std::chrono::milliseconds(40));
 }
 
 // One engine sends 3 rounds to each of its N-1 peers (every PDC stays open):
