@@ -105,6 +105,15 @@ Bytes ForgedSend(const Forged& f) {
   return out;
 }
 
+// Forged send `i`: a whole 0-byte message (SOM and EOM) on its own new PDC.
+Bytes CompleteEmptySend(uint32_t i) {
+  return ForgedSend({.spdcid = static_cast<uint16_t>(1 + i),
+                     .message_id = static_cast<uint16_t>(1 + i),
+                     .request_length = 0,
+                     .payload = 0,
+                     .eom = true});
+}
+
 EndpointConfig Config() {
   EndpointConfig c;
   c.pds.idle_close = seconds(2);
@@ -268,12 +277,7 @@ TEST_F(ForgedTest, AFullStoreOfCompleteMessagesIsNotWalkedPerPacket) {
   const FabricAddress src = Fep(1);
   for (uint32_t i = 0; i < 5000; ++i) {
     if (i % 10 == 0) now_ = now_ + milliseconds(1);  // 10,000 packets a second
-    b.ep().OnPacket(now_, src,
-                    ForgedSend({.spdcid = static_cast<uint16_t>(1 + i),
-                                .message_id = static_cast<uint16_t>(1 + i),
-                                .request_length = 0,
-                                .payload = 0,
-                                .eom = true}));
+    b.ep().OnPacket(now_, src, CompleteEmptySend(i));
   }
   EXPECT_EQ(b.ep().unexpected_messages(), 64u);
   EXPECT_GT(b.ep().counters().unexpected_refused, 4000u);
@@ -294,12 +298,7 @@ TEST_F(ForgedTest, OneSourceCannotTakeTheStoresLastSlots) {
   FNode b(Fep(2), cb, 2);
   const auto flood = [&](const FabricAddress& src, uint32_t first, uint32_t n) {
     for (uint32_t i = first; i < first + n; ++i) {
-      b.ep().OnPacket(now_, src,
-                      ForgedSend({.spdcid = static_cast<uint16_t>(1 + i),
-                                  .message_id = static_cast<uint16_t>(1 + i),
-                                  .request_length = 0,
-                                  .payload = 0,
-                                  .eom = true}));
+      b.ep().OnPacket(now_, src, CompleteEmptySend(i));
     }
   };
   // 200 new PDCs: within PDS's half-open budget (PDS refuses SYNs beyond it
