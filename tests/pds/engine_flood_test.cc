@@ -27,18 +27,6 @@ struct Xorshift {
 
 class FloodTest : public EngineTest {
  protected:
-  // B answers a request from A with SES's default; one from anyone else as
-  // SES answers another job's (RC_BAD_JOB_ID): a guaranteed refusal, which
-  // the flood's PDCs store (and would ask to clear) until they are evicted,
-  // of a request that changed nothing (so its PDC may be evicted).
-  void RefuseStrangers() {
-    del_b_.respond = [](const RxRequest& r, std::span<const std::byte>) {
-      if (r.src == kA) return SesResponse{};
-      SesResponse refusal = MakeResponse(NextHeader::kSesResponse, 12, 0x1C, /*guaranteed=*/true);
-      refusal.set_no_effect(true);
-      return refusal;
-    };
-  }
   // B serves every request as a 64 KiB READ: 16 reverse requests of 4000 B
   // on the request's PDC (counted in `*submitted`).
   void ServeReads(int* submitted = nullptr) {

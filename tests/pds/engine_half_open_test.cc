@@ -25,16 +25,6 @@ class HalfOpenTest : public EngineTest {
     c.max_half_open = kBudget;
     Build(c);
   }
-  // B answers A's requests with SES's default (they take effect); anyone
-  // else's as SES answers another job's: a refusal that changed nothing.
-  void RefuseStrangers() {
-    del_b_.respond = [](const RxRequest& r, std::span<const std::byte>) {
-      if (r.src == kA) return SesResponse{};
-      SesResponse refusal = MakeResponse(NextHeader::kSesResponse, 12, 0x1C, /*guaranteed=*/true);
-      refusal.set_no_effect(true);
-      return refusal;
-    };
-  }
   // A SYN from stranger `i` (its own address, SPDCID 100 + i, Start_PSN
   // 1000 i); returns what B answered.
   std::vector<Sent> StrangerSyn(uint16_t i) {

@@ -441,6 +441,18 @@ class EngineTest : public ::testing::Test {
   Engine& B() { return *b_; }
   Engine& At(const FabricAddress& addr) { return addr == kA ? *a_ : *b_; }
   RecordingDelivery& DeliveryAt(const FabricAddress& addr) { return addr == kA ? del_a_ : del_b_; }
+  // B answers a request from A with SES's default (it takes effect); one from
+  // anyone else as SES answers another job's (RC_BAD_JOB_ID): a guaranteed
+  // refusal, which the PDC stores (and would ask to clear) until it goes, of
+  // a request that changed nothing (so its half-open PDC may be evicted).
+  void RefuseStrangers() {
+    del_b_.respond = [](const RxRequest& r, std::span<const std::byte>) {
+      if (r.src == kA) return SesResponse{};
+      SesResponse refusal = MakeResponse(NextHeader::kSesResponse, 12, 0x1C, /*guaranteed=*/true);
+      refusal.set_no_effect(true);
+      return refusal;
+    };
+  }
 
   static SubmitRequest Req(uint64_t token, const FabricAddress& dst = kB,
                            PdsMode mode = PdsMode::kRud) {

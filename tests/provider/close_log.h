@@ -10,15 +10,20 @@
 
 namespace uet::fitest {
 
-// The sum of counter `name` over every close line of `log` (all endpoints).
-inline uint64_t SumCounter(const std::string& log, const std::string& name) {
-  const std::regex re(" " + name + "=([0-9]+)");
+// The sum of `pattern`'s first group (a number) over every match in `log`.
+inline uint64_t SumMatches(const std::string& log, const std::string& pattern) {
+  const std::regex re(pattern);
   uint64_t sum = 0;
   for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator();
        ++it) {
     sum += std::stoull((*it)[1]);
   }
   return sum;
+}
+
+// The sum of counter `name` over every close line of `log` (all endpoints).
+inline uint64_t SumCounter(const std::string& log, const std::string& name) {
+  return SumMatches(log, " " + name + "=([0-9]+)");
 }
 
 // What every CQ logs at close about its empty reads (provider/uet_cq.cc):

@@ -23,14 +23,7 @@ namespace {
 
 constexpr size_t kMessages = 64;  // 4 MiB each way
 
-uint64_t Sprayed(const std::string& log) {
-  uint64_t n = 0;
-  const std::regex re(": 16 EVs, sprayed ([0-9]+)");
-  for (std::sregex_iterator it(log.begin(), log.end(), re), end; it != end; ++it) {
-    n += std::stoull((*it)[1].str());
-  }
-  return n;
-}
+uint64_t Sprayed(const std::string& log) { return SumMatches(log, ": 16 EVs, sprayed ([0-9]+)"); }
 
 // The close log's PDS counter lines (for a failure's message).
 std::string PdsLines(const std::string& log) {

@@ -485,22 +485,29 @@ class RendezvousBoundTest : public RestartStopTest {
                                          .cq_data = std::nullopt, .delivery_complete = false,
                                          .context = 7}).ok());
   }
+  // A's big send goes to `b`, which takes its eager packet into its store
+  // (no receive) and then dies. `*eager_acked`: when the eager packet was
+  // ACKed (within ms of the send: the tests' bounds have slack).
+  void SendBigToATargetThatDies(RsNode& a, std::unique_ptr<RsNode>& b, uint8_t seed,
+                                TimePoint* eager_acked) {
+    nodes_ = {&a, b.get()};
+    SendBig(a, b->peer(), RsPattern(kBig, seed));
+    RunTo(At(2));
+    ASSERT_EQ(b->ep().unexpected_messages(), 1u);
+    *eager_acked = now_;
+    Remove(b.get());
+    b.reset();
+  }
 };
 
 TEST_F(RendezvousBoundTest, FailsWhenTheTargetRestartedBeforeReading) {
   RsNode a(Fep(1), 1);
   auto b0 = std::make_unique<RsNode>(Fep(2), 2);
-  nodes_ = {&a, b0.get()};
-  const Bytes data = RsPattern(kBig, 5);
-  SendBig(a, b0->peer(), data);
-  RunTo(At(2));
-  // B.0 took the eager packet (unexpected: no receive), A waits for a read.
-  ASSERT_EQ(b0->ep().unexpected_messages(), 1u);
+  // B.0 takes the eager packet (unexpected: no receive), A waits for a read;
+  // B.0 dies, B.1 comes up at the same address 1 s later.
+  TimePoint eager_acked;
+  ASSERT_NO_FATAL_FAILURE(SendBigToATargetThatDies(a, b0, 5, &eager_acked));
   ASSERT_EQ(a.count[7], 0);
-  const TimePoint eager_acked = now_;  // within ms of the send: the bound below has slack
-  // B.0 dies; B.1 comes up at the same address 1 s later.
-  Remove(b0.get());
-  b0.reset();
   RunTo(At(3));
   RsNode b1(Fep(2), 3);
   nodes_.push_back(&b1);
@@ -527,15 +534,9 @@ TEST_F(RendezvousBoundTest, FailsWhenTheTargetRestartedBeforeReading) {
 TEST_F(RendezvousBoundTest, FailsWhenTheTargetDiedBeforeReading) {
   RsNode a(Fep(1), 1);
   auto b0 = std::make_unique<RsNode>(Fep(2), 2);
-  nodes_ = {&a, b0.get()};
-  const Bytes data = RsPattern(kBig, 6);
-  SendBig(a, b0->peer(), data);
-  RunTo(At(2));
-  ASSERT_EQ(b0->ep().unexpected_messages(), 1u);
-  const TimePoint eager_acked = now_;
   const std::string b_name = b0->address().ToString();
-  Remove(b0.get());
-  b0.reset();
+  TimePoint eager_acked;
+  ASSERT_NO_FATAL_FAILURE(SendBigToATargetThatDies(a, b0, 6, &eager_acked));
   RunTo(At(60));
   ASSERT_EQ(a.count[7], 1) << "the send never completed (hang)";
   const Completion& c = a.last[7];
