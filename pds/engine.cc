@@ -292,17 +292,23 @@ Result<Pdc*> Engine::GetOrCreateInitiator(const SubmitRequest& request, bool cou
   return raw;
 }
 
-Pdc* Engine::LookupPdc(uint16_t local) const {
+Pdc* Engine::CachedPdc(uint16_t local) const {
   Pdc*& cached = pdc_cache_[local & 0xff];
   if (cached == nullptr || cached->local.value() != local) {
     auto it = pdcs_.find(local);
     if (it == pdcs_.end()) return nullptr;
     cached = it->second.get();
   }
+  return cached;
+}
+
+Pdc* Engine::LookupPdc(uint16_t local) const {
+  Pdc* pdc = CachedPdc(local);
+  if (pdc == nullptr) return nullptr;
   // Whoever looks a PDC up may change its deadlines: file it again at the
   // end of the entry point (Reschedule).
-  MarkDirty(*cached);
-  return cached;
+  MarkDirty(*pdc);
+  return pdc;
 }
 
 const Pdc* Engine::FindPdc(PdcId local) const { return LookupPdc(local.value()); }
@@ -579,13 +585,9 @@ TimePoint Engine::PdcTimerDeadline(const Pdc& pdc) const {
 void Engine::Reschedule() {
   timer_visits_ += dirty_.size();
   for (uint16_t id : dirty_) {
-    // Most were just looked up: LookupPdc's cache first, the table after.
-    Pdc* found = pdc_cache_[id & 0xff];
-    if (found == nullptr || found->local.value() != id) {
-      auto it = pdcs_.find(id);
-      if (it == pdcs_.end()) continue;  // removed since
-      found = it->second.get();
-    }
+    // Most were just looked up: the cache answers.
+    Pdc* found = CachedPdc(id);
+    if (found == nullptr) continue;  // removed since
     Pdc& pdc = *found;
     pdc.timer_dirty = false;
     const TimePoint at = PdcTimerDeadline(pdc);
@@ -685,12 +687,7 @@ void Engine::TidyLru() {
   // filed at or before its PDC's activity, so no later than it.
   while (!idle_lru_.empty()) {
     const auto [since, id] = *idle_lru_.begin();
-    auto it = pdcs_.find(id);
-    if (it == pdcs_.end()) {  // RemovePdc erases its entry: not reached
-      idle_lru_.Erase(idle_lru_.begin());
-      continue;
-    }
-    Pdc& pdc = *it->second;
+    Pdc& pdc = *CachedPdc(id);  // RemovePdc erases its entry: the PDC exists
     const bool eligible = pdc.state == PdcState::kOpen && pdc.Idle() && !pdc.room_close;
     if (eligible && pdc.last_activity == since) return;
     idle_lru_.Erase(idle_lru_.begin());

@@ -687,6 +687,10 @@ class Engine {
   void FastRetransmit(TimePoint now, Pdc& pdc);
   void SprayedFastRetransmit(TimePoint now, Pdc& pdc);
   void GoBack(TimePoint now, Pdc& pdc, Psn from);
+  // Resends each outstanding packet `pick(psn, slot)` chooses, counted as
+  // NACK-driven, and re-arms the RTO (GoBack, RetryRefused; engine_tx.cc).
+  template <typename Pick>
+  void ResendOutstanding(TimePoint now, Pdc& pdc, Pick pick);
   // The initiator PDC was forgotten by the target (idle expiry): move every
   // unacked and queued request to a fresh PDC.
   // `fail`: requests first sent at or before fail->first_sent_by are not
@@ -882,6 +886,9 @@ class Engine {
   // tree walk): the PDC last found under each value of the ID's low 8 bits.
   // RemovePdc clears its PDC's entry; a miss asks pdcs_ and refills.
   mutable std::array<Pdc*, 256> pdc_cache_{};
+  // The cache, then the table (a miss refills the cache); LookupPdc also
+  // marks the PDC for Reschedule.
+  Pdc* CachedPdc(uint16_t local) const;
   Pdc* LookupPdc(uint16_t local) const;
   std::map<InitiatorKey, PdcId> initiator_by_key_;  // open initiator PDCs only
   std::map<TargetKey, PdcId> target_by_peer_;

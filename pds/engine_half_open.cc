@@ -93,7 +93,9 @@ void Engine::TrackHalfOpen(const Pdc& pdc) {
 }
 
 void Engine::NoteHalfOpenDelivery(const Pdc& pdc) {
-  if (half_open_.empty()) return;
+  // Only half-open target PDCs that delivered nothing yet are in
+  // half_open_by_age_: with none, there is nothing to note.
+  if (half_open_by_age_.empty() || pdc.is_initiator()) return;
   auto it = half_open_.find(pdc.local.value());
   if (it == half_open_.end() || it->second.serial != pdc.serial || it->second.delivered) return;
   // Its initiator may resend what went up if it learns the PDC is gone

@@ -80,7 +80,7 @@ Pdc* Engine::MatchRequest(TimePoint now, const FabricAddress& from, const RudRod
     // that handed nothing up makes room; if every one did, none can go (its
     // initiator would resend what went up on a new PDC) and this SYN is
     // refused as for a full table: its initiator retries.
-    if (!config_.validate_start_psn && !MakeHalfOpenRoom()) {
+    if (!MakeHalfOpenRoom()) {
       ++counters_.half_open_refused;
       Drop(DropReason::kNoPdcAvailable);
       SendNack(nullptr, from, NackCode::kNoPdcAvail, req.psn, kNoPdc, req.spdcid);

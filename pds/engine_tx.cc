@@ -606,9 +606,15 @@ void Engine::GoBack(TimePoint now, Pdc& pdc, Psn from) {
   }
   tx.last_goback = from;
   tx.last_goback_at = now;
+  ResendOutstanding(now, pdc, [from](Psn psn, const SentPacket&) { return psn >= from; });
+}
+
+template <typename Pick>
+void Engine::ResendOutstanding(TimePoint now, Pdc& pdc, Pick pick) {
+  SenderHalf& tx = *pdc.tx;
   tx.window.ForEachOutstanding(false, [&](Psn psn) {
     SentPacket& s = tx.slot(psn);
-    if (!s.used || psn < from) return;
+    if (!s.used || !pick(psn, s)) return;
     s.retransmitted = true;
     Transmit(now, pdc, psn, /*retx=*/true);
     ++pdc.counters.retransmissions_nack;
@@ -653,14 +659,9 @@ void Engine::RetryRefused(TimePoint now, Pdc& pdc) {
   // acknowledged: it opened no PDC for them, so none was delivered (an ACK
   // that established the PDC meanwhile acked what it took; what was sent
   // after that ACK is in flight on the PDC, not refused).
-  tx.window.ForEachOutstanding(false, [&](Psn psn) {
-    SentPacket& s = tx.slot(psn);
-    if (!s.used || s.sent_at > tx.refused_at) return;
-    s.retransmitted = true;
-    Transmit(now, pdc, psn, /*retx=*/true);
-    ++pdc.counters.retransmissions_nack;
-  });
-  tx.rto_deadline = tx.rto.Deadline(now);
+  const TimePoint refused_at = tx.refused_at;
+  ResendOutstanding(now, pdc,
+                    [refused_at](Psn, const SentPacket& s) { return s.sent_at <= refused_at; });
 }
 
 // ---- timeout ----

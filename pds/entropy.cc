@@ -62,7 +62,8 @@ bool EntropySelector::OnDelivered(uint16_t ev, bool ecn_marked) {
   // everything and the others never be explored (spec-notes/pds.md
   // "Entropy and spraying": bursts). Runs go round-robin over the EVs not
   // set aside instead.
-  if (burst_ > 1) return false;
+  // On one EV Next() never reads the queue (and widening empties it).
+  if (burst_ > 1 || active_ == 1) return false;
   if (!Penalized(ev) && recycled_.size() < count_) recycled_.push_back(ev);
   return false;
 }

@@ -284,16 +284,14 @@ bool Endpoint::TryCharge(RxMessage& m, size_t bytes) {
     ++counters_.unexpected_peer_slots_refused;
     return false;
   }
-  if (peer == st.peer_holds.end()) {
-    st.peer_holds.emplace(m.source.addr.ip, State::PeerHold{need, m.charged ? 0u : 1u});
-  } else {
-    peer->second.bytes += need;
-    if (!m.charged) ++peer->second.messages;
-  }
+  State::PeerHold& hold =
+      peer != st.peer_holds.end() ? peer->second : st.peer_holds[m.source.addr.ip];
+  hold.bytes += need;
   st.store_bytes += need;
   m.reserved += need;
   if (!m.charged) {
     m.charged = true;
+    ++hold.messages;
     ++st.store_messages;
   }
   counters_.unexpected_bytes_peak = std::max<uint64_t>(counters_.unexpected_bytes_peak, st.store_bytes);
@@ -510,7 +508,7 @@ void Endpoint::CompleteReceive(RxMessage& m, CompletionStatus status, ReturnCode
 void Endpoint::ReleaseStore(RxMessage& m) {
   State& st = *state_;
   st.store_bytes -= m.reserved;
-  if (m.reserved > 0 || m.charged) {
+  if (m.reserved > 0) {  // a charged message holds its overhead at least
     auto peer = st.peer_holds.find(m.source.addr.ip);
     if (peer != st.peer_holds.end()) {
       peer->second.bytes -= std::min(peer->second.bytes, m.reserved);

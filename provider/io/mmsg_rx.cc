@@ -52,7 +52,6 @@ size_t MmsgRx::Run(int fd, size_t max_datagram, const std::function<void(const R
         h.msg_controllen = sizeof(ControlBuf);
         h.msg_flags = 0;
       }
-      written_ = want;  // until the call says how many it filled
       const int n = recvmmsg(fd, msgs_.data(), static_cast<unsigned>(want), MSG_DONTWAIT, nullptr);
       ++stats->rx_calls;
       if (n <= 0) ++stats->rx_empty;
