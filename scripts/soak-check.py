@@ -77,8 +77,12 @@ def main():
     open_stop, open_down = {}, {}
     crashes, hangs = [], []
     counts = {}
+    slowest = (0, "")  # the longest action command (took=MS, soak.sh logs it)
     for t, kind, a in events:
         counts[kind] = counts.get(kind, 0) + 1
+        for f in a:
+            if f.startswith("took=") and int(f[5:]) > slowest[0]:
+                slowest = (int(f[5:]), f"{kind} {a[0]} at {t - cfg['t0']} ms")
         if kind == "start":
             starts[int(a[0])][int(a[1])] = t
         elif kind == "stop":
@@ -367,7 +371,8 @@ def main():
     dur = (end_at - cfg["t0"]) / 60000
     print(f"\nsoak: {dur:.1f} min, {n} ranks ({cfg['tss_ranks']} TSS), seed {cfg['seed']}, "
           f"peer timeout {tp} ms; events: " +
-          ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k not in ("start", "done")))
+          ", ".join(f"{k} {v}" for k, v in sorted(counts.items()) if k not in ("start", "done")) +
+          (f"; slowest action command {slowest[0]} ms ({slowest[1]})" if slowest[1] else ""))
     ops = {}
     for rec in recs.values():
         for which in ("posted", "ok", "failed"):

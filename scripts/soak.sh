@@ -81,6 +81,26 @@ flood_pid=
 ms() { date +%s%3N; }
 rnd() { echo $(( $1 + (RANDOM * 32768 + RANDOM) % ($2 - $1 + 1) )); }  # rnd LO HI
 event() { echo "$(ms) $*" >>"$dir/events.log"; }
+# An action that cuts a rank off is logged at the time it was *issued*, with
+# how long its command took (took=MS): under load `ip link set down` has taken
+# seconds to return while the link was already down (soak N4, spec-notes
+# provider.md), and the checker needs the earliest the rank may have gone
+# silent. The actions that end a cut (cont, linkup, restart) are logged when
+# their command has returned: the latest it may have lasted.
+event_at() { local t=$1; shift; echo "$t $*" >>"$dir/events.log"; }
+do_stop() {  # RANK MS
+  local t; t=$(ms); kill -STOP "${pid[$1]}"; state[$1]=stopped; until[$1]=$((t + $2))
+  event_at "$t" stop "$1" "${inc[$1]}" "$2" "took=$(( $(ms) - t ))"
+}
+do_kill() {  # RANK MS (until the restart)
+  local t; t=$(ms); kill -KILL "${pid[$1]}"; wait "${pid[$1]}" 2>/dev/null
+  state[$1]=dead; until[$1]=$((t + $2))
+  event_at "$t" kill "$1" "${inc[$1]}" "$2" "took=$(( $(ms) - t ))"
+}
+do_link() {  # RANK MS
+  local t; t=$(ms); ip -n "$ns-r$1" link set eth0 down; state[$1]=linkdown; until[$1]=$((t + $2))
+  event_at "$t" linkdown "$1" "$2" "took=$(( $(ms) - t ))"
+}
 say() { echo "soak: $*"; }
 
 cleanup() {
@@ -214,7 +234,7 @@ while :; do
     if [ "${state[$i]}" != up ] && [ "$now" -ge "${until[$i]}" ]; then
       case ${state[$i]} in
         stopped) kill -CONT "${pid[$i]}"; state[$i]=up; event cont "$i" ;;
-        linkdown) ip -n "$ns-r$i" link set eth0 up; state[$i]=up; event linkup "$i" ;;
+        linkdown) t=$(ms); ip -n "$ns-r$i" link set eth0 up; state[$i]=up; event linkup "$i" "took=$(( $(ms) - t ))" ;;
         dead) inc[$i]=$((inc[$i] + 1)); start_rank "$i"; event restart "$i" "${inc[$i]}" ;;
       esac
     fi
@@ -244,10 +264,9 @@ while :; do
       script_ev=("${script_ev[@]:1}")
       d=${d:-5000}
       case $act in
-        stop) kill -STOP "${pid[$r]}"; state[$r]=stopped; until[$r]=$((now + d)); event stop "$r" "${inc[$r]}" "$d" ;;
-        kill) kill -KILL "${pid[$r]}"; wait "${pid[$r]}" 2>/dev/null
-              state[$r]=dead; until[$r]=$((now + d)); event kill "$r" "${inc[$r]}" "$d" ;;
-        link) ip -n "$ns-r$r" link set eth0 down; state[$r]=linkdown; until[$r]=$((now + d)); event linkdown "$r" "$d" ;;
+        stop) do_stop "$r" "$d" ;;
+        kill) do_kill "$r" "$d" ;;
+        link) do_link "$r" "$d" ;;
         loss) set_loss "$r" 10 both; lossy[$r]=1; loss_until[$r]=$((now + d)); event loss "$r" 10 both "$d" ;;
         flood) ip netns exec "$atk" "$inject_bin" --flood 50000 "$(addr "$r")" "$(port "$r")" \
                  --from "$atk_ip" --sources 64 --job 0 --rate 10000 >>"$dir/flood.log" 2>&1 &
@@ -261,18 +280,15 @@ while :; do
     if [ -n "$r" ] && [ "$kind" -lt 60 ] && [ "$(disrupted)" -ge 2 ]; then kind=70; fi
     if [ -z "$r" ]; then :
     elif [ "$kind" -lt 22 ]; then
-      d=$(rnd 1000 15000); kill -STOP "${pid[$r]}"; state[$r]=stopped; until[$r]=$((now + d))
-      event stop "$r" "${inc[$r]}" "$d"
+      do_stop "$r" "$(rnd 1000 15000)"
     elif [ "$kind" -lt 40 ]; then
       # Mostly back before the peer timeout (pending operations move to a new
       # PDC with the new incarnation); a third of the time after it (they fail).
       if [ $((RANDOM % 3)) -eq 0 ]; then d=$(rnd $((peer_timeout + 1000)) $((peer_timeout + 4000)))
       else d=$(rnd 500 5000); fi
-      kill -KILL "${pid[$r]}"; wait "${pid[$r]}" 2>/dev/null
-      state[$r]=dead; until[$r]=$((now + d)); event kill "$r" "${inc[$r]}" "$d"
+      do_kill "$r" "$d"
     elif [ "$kind" -lt 60 ]; then
-      d=$(rnd 1000 5000); ip -n "$ns-r$r" link set eth0 down; state[$r]=linkdown; until[$r]=$((now + d))
-      event linkdown "$r" "$d"
+      do_link "$r" "$(rnd 1000 5000)"
     elif [ "$kind" -lt 82 ]; then
       if [ "${lossy[$r]}" -eq 0 ]; then
         pct=$(rnd 1 15); d=$(rnd 3000 15000); dirs=(in out both); dirn=${dirs[$((RANDOM % 3))]}
