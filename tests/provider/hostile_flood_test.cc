@@ -303,8 +303,11 @@ TEST_F(HostileFlood, TenThousandForgedSynsDuringATransferLoseNothingAndReflectLi
     return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
   };
   // Before, the flood stalled the ping-pong for > 1.75 s; the 2 s idle close
-  // then dropped its PDC. Here no message waits anywhere near that.
-  EXPECT_LT(ms(std::max(ab.longest_gap, ba.longest_gap)), 1500);
+  // then dropped its PDC and the sends failed. What made that stall is
+  // guarded by counters below (no real SYN refused, no table full, no PDC
+  // failed) and here (no error); the longest wait is printed, not bounded: a
+  // wall clock on a loaded host (ASan at load 15 measured 2.4 s with no
+  // error and every counter clean) is not what this test is about.
   EXPECT_EQ(ab.errors + ba.errors, 0u);
   EXPECT_EQ(ab.received, ab.limit) << "A to B: the transfer under the flood";
   EXPECT_EQ(ba.received, ba.limit) << "B to A: a new PDC opened in the middle of the flood";
@@ -348,6 +351,10 @@ TEST_F(HostileFlood, TenThousandForgedSynsDuringATransferLoseNothingAndReflectLi
   EXPECT_LE(opened - evicted, 256u + 8u) << "at most the budget left (and the real PDCs)";
   EXPECT_EQ(SumCounter(log, "table_full"), 0u);
   EXPECT_EQ(SumCounter(log, "pdcs_failed"), 0u);
+  // The forged SYNs (another JobID) are evictable: a real PDC's SYN is never
+  // refused for room, by B (A's PDC, B's own to A) or seen refused by A.
+  EXPECT_EQ(SumCounter(log, "half_open_refused"), 0u);
+  EXPECT_EQ(SumCounter(log, "syn_refusals"), 0u);
   EXPECT_GE(held, 1u) << "the valid-key READ's data was held";
   EXPECT_GE(bad_job, 10u);
   std::cout << "[ flood ] " << kFlood << " forged SYNs (" << flood_sent << " B), "
