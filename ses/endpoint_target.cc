@@ -9,6 +9,7 @@
 #include "ses/endpoint_state.h"
 #include "ses/request_view.h"
 #include "ses/response.h"
+#include "uet/ascending_copy.h"
 
 namespace uet::ses {
 namespace {
@@ -766,7 +767,9 @@ pds::SesResponse Endpoint::HandleWrite(const pds::RxRequest& rx, const RequestVi
         rc = ReturnCode::kHostUnsuccessCmpl;
       }
     } else {
-      std::memcpy(a.bytes.data() + v.message_offset, v.payload.data(), n);
+      // In ascending address order, as a NIC's DMA lands: an application may
+      // poll a written entry's last bytes (uet/ascending_copy.h).
+      CopyAscending(a.bytes.data() + v.message_offset, v.payload.data(), n);
     }
   }
   if (!v.whole_message() && v.form == RequestForm::kStandard &&
