@@ -20,7 +20,10 @@
 #   UET_MPI_BUILD=DIR    the build holding provider/libuet-fi.so and
 #                        apps/uet-mpi-bench (default build/release; built when missing)
 #
-# Each cell is the median of its rounds (us; MB/s for the 1 MiB ping-pong).
+# Each cell is the median of its rounds (us; MB/s for the 1 MiB ping-pong);
+# "peak RSS of a rank": each rank runs under GNU time, a run's largest, median
+# over the rounds. Any "quiet-N" or "busy-N" case runs N ranks (issue 29:
+# UET_MPI_CASES="quiet-32 quiet-64").
 # The busy loops are this script's own processes, stopped by their PIDs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,7 +68,8 @@ run_one() {  # case provider
   [ "${c%%-*}" = busy ] && start_busy "$per_core"
   local rc=0
   timeout -s TERM $((cap * 8 + 60)) mpirun -np "$np" --mca pml cm --mca mtl ofi \
-    --mca mtl_ofi_provider_include "$p" "$bench" "$cap" >"$f" 2>&1 || rc=$?
+    --mca mtl_ofi_provider_include "$p" /usr/bin/time -f 'bench-mpi-rss-kb %M' \
+    "$bench" "$cap" >"$f" 2>&1 || rc=$?
   stop_busy
   if [ "$rc" -ne 0 ] || ! grep -q "data checked" "$f"; then
     echo "bench-mpi: $c $p failed (exit $rc):" >&2
@@ -74,6 +78,10 @@ run_one() {  # case provider
     return
   fi
   grep -q "cut short" "$f" && cut["$c|$p"]=$((${cut["$c|$p"]:-0} + 1))
+  # Peak RSS of each rank (GNU time around every rank): the run's largest.
+  local rss
+  rss=$(awk '$1 == "bench-mpi-rss-kb" && $2 > m {m = $2} END {if (m) print m}' "$f")
+  [ -n "$rss" ] && cell["$c|$p|rss"]="${cell["$c|$p|rss"]:-} $rss"
   local fig name unit v
   for fig in "${figures[@]}"; do
     name=${fig%%:*} unit=${fig##*:}
@@ -123,6 +131,12 @@ mkdir -p "$(dirname "$out")"
         printf ' - |\n'
       fi
     done
+    printf '| peak RSS of a rank, MB |'
+    for p in $providers; do
+      m=$(echo "${cell["$c|$p|rss"]:-}" | median)
+      [ "$m" = - ] && printf ' - |' || printf ' %s |' "$(awk -v k="$m" 'BEGIN {printf "%.1f", k / 1024}')"
+    done
+    printf ' |\n'
     printf '| runs cut short or failed |'; for p in $providers; do printf ' %s |' "${cut["$c|$p"]:-0}"; done; printf ' |\n'
     echo
   done
