@@ -23,14 +23,18 @@ namespace {
 
 constexpr int kMaxSleepMs = 10;  // CM resends are due at 50 ms and later
 
-// Runs the CM progress of everything bound to the EQ.
+// Runs the CM progress of everything bound to the EQ: the endpoints first,
+// then the listeners, so that a client's CONFIRM (to an accepted endpoint)
+// is an FI_CONNECTED on the EQ before the CONNREQ it sent next (to the
+// listener) is an FI_CONNREQ, the order it sent them in; fabtests'
+// fi_multi_ep -e msg waits for each FI_CONNECTED before the next request.
 void Sweep(Eq& eq) {
   std::lock_guard cm(eq.cm_mu);
-  for (Pep* pep : eq.peps) PepDrain(*pep);
   for (Endpoint* ep : eq.cm_eps) {
     std::lock_guard lock(ep->domain->mu);
     if (ep->progress) ep->progress->Run();
   }
+  for (Pep* pep : eq.peps) PepDrain(*pep);
 }
 
 // The sockets a blocking read sleeps on, and the eventfd.

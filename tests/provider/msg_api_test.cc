@@ -17,6 +17,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/provider/fi_harness.h"
@@ -311,6 +312,61 @@ TEST_F(MsgApi, ConnectAcceptTransferBothWaysShutdown) {
   // After the shutdown the connection takes no sends.
   char byte = 0;
   EXPECT_EQ(fi_send(client_.ep, &byte, 1, nullptr, FI_ADDR_UNSPEC, nullptr), -FI_ENOTCONN);
+}
+
+// fabtests' fi_multi_ep -e msg: a client connects several endpoints one after
+// the other, and the server accepts each and waits for its FI_CONNECTED before
+// it takes the next FI_CONNREQ. The client's CONFIRM (to the accepted
+// endpoint's socket) leaves before its next CONNREQ (to the listener's); the
+// server's EQ must show them in that order, as tcp's does. Before, a sweep
+// drained the listener first: CONNREQ, then FI_CONNECTED ("Unexpected CM
+// event 1" in fi_multi_ep).
+// Only the application drives progress here (no standby thread, which would
+// take the CONFIRM before the CONNREQ came): each case runs in its own
+// process (PER_CASE), so the variable is read at the provider's load.
+class MsgApiNoStandby : public MsgApi {
+ protected:
+  void SetUp() override {
+    setenv("FI_UET_IDLE_PROGRESS_MS", "0", 1);
+    MsgApi::SetUp();
+  }
+  void TearDown() override {
+    MsgApi::TearDown();
+    unsetenv("FI_UET_IDLE_PROGRESS_MS");
+  }
+};
+
+TEST_F(MsgApiNoStandby, TheNextConnectionRequestQueuesBehindTheLastConnected) {
+  CmEvent req = Request("first");
+  ASSERT_NE(req.info, nullptr);
+  ASSERT_NO_FATAL_FAILURE(server_.OpenEndpoint(req.info));
+  fi_freeinfo(req.info);
+  ASSERT_EQ(fi_accept(server_.ep, nullptr, 0), 0);
+  // Only the client runs: it takes the ACCEPT and sends its CONFIRM.
+  const auto start = std::chrono::steady_clock::now();
+  while (client_.events.empty() && std::chrono::steady_clock::now() - start < kTimeout) {
+    client_.Poll();
+  }
+  ASSERT_EQ(client_.events.size(), 1u);
+  EXPECT_EQ(client_.events.front().event, static_cast<uint32_t>(FI_CONNECTED));
+  // A second client endpoint asks at once.
+  Side second;
+  ASSERT_NO_FATAL_FAILURE(second.OpenFabric(client_info_.get()));
+  ASSERT_NO_FATAL_FAILURE(second.OpenEndpoint(client_info_.get()));
+  ASSERT_EQ(fi_connect(second.ep, pep_name_.data(), "second", 6), 0);
+  // Both datagrams are at the server (loopback) before it reads its EQ.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CmEvent first = NextEvent(server_, "server FI_CONNECTED");
+  EXPECT_EQ(first.event, static_cast<uint32_t>(FI_CONNECTED)) << "the CONNREQ overtook it";
+  EXPECT_EQ(first.fid, &server_.ep->fid);
+  CmEvent next = NextEvent(server_, "the second FI_CONNREQ");
+  EXPECT_EQ(next.event, static_cast<uint32_t>(FI_CONNREQ));
+  EXPECT_EQ(next.data, "second");
+  if (next.info != nullptr) {
+    EXPECT_EQ(fi_reject(pep_, next.info->handle, nullptr, 0), 0);
+    fi_freeinfo(next.info);
+  }
+  second.Close();
 }
 
 TEST_F(MsgApi, RejectReachesTheClientAsConnRefusedWithItsData) {
