@@ -249,6 +249,7 @@ __attribute__((visibility("default"))) CUresult cuCtxSetCurrent(CUcontext c) {
 __attribute__((visibility("default"))) CUresult cuCtxPushCurrent_v2(CUcontext c) {
   Count();
   if (c == nullptr) return kInvalidContext;
+  ++g_stats.ctx_pushes;
   t_ctx_stack.push_back(c);
   return kSuccess;
 }

@@ -16,6 +16,7 @@ struct FakeCudaStats {
   uint64_t host_allocs = 0;  // cuMemHostAlloc
   uint64_t events_created = 0;
   uint64_t async_to_device = 0;  // cuMemcpyHtoDAsync_v2
+  uint64_t ctx_pushes = 0;       // cuCtxPushCurrent_v2 (each popped again)
 };
 
 using FakeCudaStatsFn = FakeCudaStats* (*)();

@@ -636,9 +636,14 @@ TEST_P(HmemCost, DeviceMessageCostsOnlyItsCopies) {
     EXPECT_EQ(sync, 2 * kMessages) << "one synchronous copy each side per message";
     EXPECT_EQ(async, 0u);
     EXPECT_EQ(now.event_queries - before.event_queries, 0u);
-    // Each copy: cuCtxGetCurrent, and cuCtxPush/PopCurrent only when another
-    // context is current (never here: the test thread has the primary one).
-    EXPECT_EQ(calls, 2 * sync) << "driver calls beyond the copies and their context checks";
+    // Each copy: cuCtxGetCurrent, and cuCtxPush/PopCurrent only when the
+    // copying thread has no context current: never the test thread (it has
+    // the primary one), but the standby progress thread on a loaded host
+    // (seen: 34 calls for 16 copies, one copy made there).
+    const uint64_t pushes = now.ctx_pushes - before.ctx_pushes;
+    EXPECT_LE(pushes, sync) << "a context pushed without a copy";
+    EXPECT_EQ(calls, 2 * sync + 2 * pushes)
+        << "driver calls beyond the copies and their context checks";
   } else {
     const uint64_t chunks = (len + kChunk - 1) / kChunk;
     EXPECT_EQ(sync, 0u);
