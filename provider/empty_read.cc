@@ -19,7 +19,7 @@ constexpr size_t kMaxFds = 16;
 }  // namespace
 
 SpinThenBlock::Action AfterPass(Domain& d, std::span<Endpoint* const> eps, PassResult found,
-                                std::unique_lock<std::mutex>& lock) {
+                                std::unique_lock<std::mutex>& lock, bool* found_nothing) {
   using Action = SpinThenBlock::Action;
   const int64_t now = MonotonicNs();
   if (found.got || found.received > 0) {
@@ -52,8 +52,9 @@ SpinThenBlock::Action AfterPass(Domain& d, std::span<Endpoint* const> eps, PassR
   // or a timer): the standby thread need not stand in (uet_domain.cc).
   d.app_progress_ns.store(until, std::memory_order_relaxed);
   lock.unlock();
-  ppoll(fds.data(), n, &timeout, nullptr);
+  const int ready = ppoll(fds.data(), n, &timeout, nullptr);
   lock.lock();
+  if (found_nothing != nullptr) *found_nothing = ready == 0;
   d.spin.Blocked(MonotonicNs());
   return action;
 }

@@ -26,18 +26,25 @@ struct PassResult {
 
 // `lock` holds the domain mutex and holds it again on return. Tells the
 // policy what the pass found; when it found nothing, yields or blocks as the
-// policy says. Returns what it did: kYield, kBlock, or kSpin (nothing).
+// policy says. Returns what it did: kYield, kBlock, or kSpin (nothing);
+// `found_nothing`, if given, says whether a block ran to its deadline with no
+// socket readable.
 SpinThenBlock::Action AfterPass(Domain& d, std::span<Endpoint* const> eps, PassResult found,
-                                std::unique_lock<std::mutex>& lock);
+                                std::unique_lock<std::mutex>& lock,
+                                bool* found_nothing = nullptr);
 
 // A read: runs `pass` (a callable returning PassResult); after a yield or a
 // block, runs it once more for what woke it (so the datagram that ends a wait
 // is returned by the same call), which ends the wait if it found anything.
+// Not after a block that found no socket readable: that pass's receive calls
+// would find nothing (the timer that ended the block, if one did, runs in the
+// application's next read, or the standby thread's pass).
 template <typename Pass>
 SpinThenBlock::Action ReadWaiting(Domain& d, std::span<Endpoint* const> eps,
                                   std::unique_lock<std::mutex>& lock, Pass&& pass) {
-  const SpinThenBlock::Action waited = AfterPass(d, eps, pass(), lock);
-  if (waited != SpinThenBlock::Action::kSpin) {
+  bool found_nothing = false;
+  const SpinThenBlock::Action waited = AfterPass(d, eps, pass(), lock, &found_nothing);
+  if (waited != SpinThenBlock::Action::kSpin && !found_nothing) {
     const PassResult again = pass();
     if (again.got || again.received > 0) d.spin.Busy(MonotonicNs());
   }
