@@ -505,7 +505,7 @@ void Engine::OnPacket(TimePoint now, const FabricAddress& from, std::span<const 
 void Engine::OnTimer(TimePoint now) {
   DepthGuard guard(depth_);
   now_ = now;
-  Reschedule();
+  if (!dirty_.empty()) Reschedule();
   // Only the due PDCs (the timer index): handlers may remove PDCs, so walk
   // their IDs (storage kept between passes: no allocation per pass, issue 20).
   std::vector<uint16_t> ids;
@@ -553,7 +553,7 @@ TimePoint Engine::NextDeadline() const {
   // The indexes are a cache of the PDCs' and CCCs' own deadlines: bring them
   // up to date first (nothing observable changes; the engine is never a
   // const object, only seen through a const reference).
-  const_cast<Engine*>(this)->Reschedule();
+  if (!dirty_.empty()) const_cast<Engine*>(this)->Reschedule();
   timer_visits_ += 2;
   TimePoint next = pdc_timers_.front();
   next = std::min(next, cccs_.NextDeadline());
@@ -616,12 +616,12 @@ void Engine::Reschedule() {
 
 void Engine::Settle(TimePoint now) {
   if (depth_ > 1) return;  // the outermost entry point settles
-  Reschedule();
+  if (!dirty_.empty()) Reschedule();
   if (!waiting_.empty()) AdmitWaiting();
   if (!waiting_.empty() || room_wanted_) MakeRoom(now);
   room_wanted_ = false;
   if (defer_pumps_ == 0) PumpReleased(now);  // else ReleasePumps does
-  Reschedule();
+  if (!dirty_.empty()) Reschedule();
 }
 
 Status Engine::Wait(const SubmitRequest& request, std::span<const std::byte> bytes,

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "pds/cc/factory.h"
@@ -61,6 +62,21 @@ Bytes Message(int i, size_t n = 64) {
   return b;
 }
 
+PostedRecv Recv(std::span<std::byte> buffer, uint64_t context) {
+  PostedRecv r;
+  r.buffer = buffer;
+  r.context = context;
+  return r;
+}
+
+SendOp SendTo(const Peer& peer, std::span<const std::byte> data, uint64_t context) {
+  SendOp s;
+  s.peer = peer;
+  s.data = data;
+  s.context = context;
+  return s;
+}
+
 class SmallMessageTest : public ::testing::Test {
  protected:
   void Run(std::vector<Node*> nodes) { testutil::RunUntilQuiet(nodes, now_); }
@@ -77,14 +93,14 @@ TEST_F(SmallMessageTest, APingPongKeepsNoPerMessageState) {
   Node a(Fep(1), 1), b(Fep(2), 2);
   Bytes a_buf(64), b_buf(64);
   for (int i = 0; i < kRounds; ++i) {
-    ASSERT_TRUE(b.ep().PostRecv(now_, PostedRecv{.buffer = b_buf, .context = 100u + i}, false).ok());
+    ASSERT_TRUE(b.ep().PostRecv(now_, Recv(b_buf, 100u + i), false).ok());
     const Bytes ping = Message(i);
-    ASSERT_TRUE(a.ep().Send(now_, SendOp{.peer = b.peer(), .data = ping, .context = 1}).ok());
+    ASSERT_TRUE(a.ep().Send(now_, SendTo(b.peer(), ping, 1)).ok());
     Run({&a, &b});
     ASSERT_EQ(b_buf, ping) << i;
-    ASSERT_TRUE(a.ep().PostRecv(now_, PostedRecv{.buffer = a_buf, .context = 200u + i}, false).ok());
+    ASSERT_TRUE(a.ep().PostRecv(now_, Recv(a_buf, 200u + i), false).ok());
     const Bytes pong = Message(1000 + i);
-    ASSERT_TRUE(b.ep().Send(now_, SendOp{.peer = a.peer(), .data = pong, .context = 2}).ok());
+    ASSERT_TRUE(b.ep().Send(now_, SendTo(a.peer(), pong, 2)).ok());
     Run({&a, &b});
     ASSERT_EQ(a_buf, pong) << i;
   }
@@ -92,7 +108,9 @@ TEST_F(SmallMessageTest, APingPongKeepsNoPerMessageState) {
     ASSERT_EQ(n->completions.size(), 2u * kRounds);
     for (const Completion& c : n->completions) {
       EXPECT_EQ(c.status, CompletionStatus::kOk) << c.Describe();
-      if (c.kind == OpKind::kRecv) EXPECT_EQ(c.length, 64u);
+      if (c.kind == OpKind::kRecv) {
+        EXPECT_EQ(c.length, 64u);
+      }
     }
     EXPECT_EQ(n->ep().counters().messages_received, static_cast<uint64_t>(kRounds));
     EXPECT_EQ(n->ep().counters().messages_direct, static_cast<uint64_t>(kRounds));
@@ -108,12 +126,12 @@ TEST_F(SmallMessageTest, APingPongKeepsNoPerMessageState) {
 TEST_F(SmallMessageTest, AnEarlySmallMessageIsStoredThenDelivered) {
   Node a(Fep(1), 3), b(Fep(2), 4);
   const Bytes msg = Message(7, 100);
-  ASSERT_TRUE(a.ep().Send(now_, SendOp{.peer = b.peer(), .data = msg, .context = 1}).ok());
+  ASSERT_TRUE(a.ep().Send(now_, SendTo(b.peer(), msg, 1)).ok());
   Run({&a, &b});
   EXPECT_EQ(b.ep().counters().unexpected_stored, 1u);
   EXPECT_EQ(b.ep().counters().messages_direct, 0u);
   Bytes buf(64);  // shorter than the message: truncated, as before
-  ASSERT_TRUE(b.ep().PostRecv(now_, PostedRecv{.buffer = buf, .context = 9}, false).ok());
+  ASSERT_TRUE(b.ep().PostRecv(now_, Recv(buf, 9), false).ok());
   Run({&a, &b});
   ASSERT_EQ(b.completions.size(), 1u);
   EXPECT_EQ(b.completions[0].status, CompletionStatus::kTruncated);
@@ -128,9 +146,9 @@ TEST_F(SmallMessageTest, AnEarlySmallMessageIsStoredThenDelivered) {
 TEST_F(SmallMessageTest, ADirectMessageLongerThanItsReceiveIsTruncated) {
   Node a(Fep(1), 5), b(Fep(2), 6);
   Bytes buf(16);
-  ASSERT_TRUE(b.ep().PostRecv(now_, PostedRecv{.buffer = buf, .context = 9}, false).ok());
+  ASSERT_TRUE(b.ep().PostRecv(now_, Recv(buf, 9), false).ok());
   const Bytes msg = Message(3, 40);
-  ASSERT_TRUE(a.ep().Send(now_, SendOp{.peer = b.peer(), .data = msg, .context = 1}).ok());
+  ASSERT_TRUE(a.ep().Send(now_, SendTo(b.peer(), msg, 1)).ok());
   Run({&a, &b});
   ASSERT_EQ(b.completions.size(), 1u);
   EXPECT_EQ(b.completions[0].status, CompletionStatus::kTruncated);
