@@ -281,7 +281,7 @@ TEST(EngineScaleTest, APingPongBothWaysVisitsFewTimerEntries) {
   const double per_round =
       static_cast<double>(a.timer_visits() - visits_before) / (kRounds - 1);
   std::printf("timer visits per round trip at A: %.2f\n", per_round);
-  EXPECT_LE(per_round, 7.5);  // 7.0 measured (session 18)
+  EXPECT_LE(per_round, 7.5);  // 7.0 measured; 9.0 when PumpCcc marked idle members
 }
 
 TEST(EngineScaleTest, APdcWithUnackedDataIsNeverClosedForRoom) {
