@@ -350,7 +350,7 @@ void Engine::RemovePdc(PdcId local) {
   // Its sent packets' buffers are freed with it (SendRetained's contract).
   if (pdc->tx) sink_.ReleasingAll();
   ForgetHalfOpen(*pdc);
-  if (pdc->timer_at != TimePoint::Max()) pdc_timers_.Erase({pdc->timer_at, local.value()});
+  pdc_timers_.Remove(pdc->timer_slot);
   if (pdc->lru_at) idle_lru_.Erase({*pdc->lru_at, local.value()});
   if (pdc->room_close) --room_closing_;
   if (pdc->is_initiator()) {
@@ -505,15 +505,13 @@ void Engine::OnPacket(TimePoint now, const FabricAddress& from, std::span<const 
 void Engine::OnTimer(TimePoint now) {
   DepthGuard guard(depth_);
   now_ = now;
-  Reschedule();
+  if (!dirty_.empty()) Reschedule();
   // Only the due PDCs (the timer index): handlers may remove PDCs, so walk
   // their IDs (storage kept between passes: no allocation per pass, issue 20).
   std::vector<uint16_t> ids;
   ids.swap(timer_ids_);
   ids.clear();
-  for (auto it = pdc_timers_.begin(); it != pdc_timers_.end() && it->first <= now; ++it) {
-    ids.push_back(it->second);
-  }
+  pdc_timers_.Due(now, timer_due_, ids);
   timer_visits_ += ids.size();
   for (uint16_t id : ids) {
     Pdc* found = LookupPdc(id);  // marks it: filed again under its next deadline
@@ -555,9 +553,9 @@ TimePoint Engine::NextDeadline() const {
   // The indexes are a cache of the PDCs' and CCCs' own deadlines: bring them
   // up to date first (nothing observable changes; the engine is never a
   // const object, only seen through a const reference).
-  const_cast<Engine*>(this)->Reschedule();
+  if (!dirty_.empty()) const_cast<Engine*>(this)->Reschedule();
   timer_visits_ += 2;
-  TimePoint next = pdc_timers_.empty() ? TimePoint::Max() : pdc_timers_.begin()->first;
+  TimePoint next = pdc_timers_.front();
   next = std::min(next, cccs_.NextDeadline());
   for (const auto& [id, r] : rudi_) next = std::min(next, r->deadline);
   for (const auto& [key, p] : pending_starts_) {
@@ -592,8 +590,7 @@ void Engine::Reschedule() {
     pdc.timer_dirty = false;
     const TimePoint at = PdcTimerDeadline(pdc);
     if (at != pdc.timer_at) {
-      if (pdc.timer_at != TimePoint::Max()) pdc_timers_.Erase({pdc.timer_at, id});
-      if (at != TimePoint::Max()) pdc_timers_.Insert({at, id});
+      pdc_timers_.Set(pdc.timer_slot, at, id);
       pdc.timer_at = at;
     }
     const bool idle = pdc.state == PdcState::kOpen && pdc.Idle();
@@ -619,12 +616,12 @@ void Engine::Reschedule() {
 
 void Engine::Settle(TimePoint now) {
   if (depth_ > 1) return;  // the outermost entry point settles
-  Reschedule();
+  if (!dirty_.empty()) Reschedule();
   if (!waiting_.empty()) AdmitWaiting();
   if (!waiting_.empty() || room_wanted_) MakeRoom(now);
   room_wanted_ = false;
   if (defer_pumps_ == 0) PumpReleased(now);  // else ReleasePumps does
-  Reschedule();
+  if (!dirty_.empty()) Reschedule();
 }
 
 Status Engine::Wait(const SubmitRequest& request, std::span<const std::byte> bytes,

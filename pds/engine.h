@@ -40,6 +40,7 @@
 #include "pds/psn_window.h"
 #include "pds/recycling_set.h"
 #include "pds/rto_estimator.h"
+#include "pds/timer_heap.h"
 #include "pds/types.h"
 #include "uet/environment.h"
 #include "uet/fabric_address.h"
@@ -858,9 +859,11 @@ class Engine {
   std::map<uint16_t, std::unique_ptr<Pdc>> pdcs_;  // by local PDC ID
   size_t initiator_pdcs_ = 0;  // of pdcs_ (EngineConfig::target_reserve_divisor)
   // The timer index: {deadline, PDC ID} of every PDC with a deadline, so
-  // NextDeadline is O(1) and OnTimer visits only the due PDCs. PDCs whose
-  // state may have changed (looked up since) wait in dirty_ for Reschedule.
-  RecyclingSet<std::pair<TimePoint, uint16_t>> pdc_timers_;
+  // NextDeadline is O(1) and OnTimer visits only the due PDCs; an indexed
+  // heap (Pdc::timer_slot), no node per move. PDCs whose state may have
+  // changed (looked up since) wait in dirty_ for Reschedule.
+  TimerHeap pdc_timers_;
+  std::vector<std::pair<TimePoint, uint16_t>> timer_due_;  // OnTimer's sort, storage reused
   mutable std::vector<uint16_t> dirty_;
   // Open, idle PDCs by {last_activity, ID}: the least recently used first.
   // Filed lazily (Reschedule, TidyLru): a PDC's entry may be stale (it went

@@ -152,8 +152,12 @@ void Engine::PumpCcc(TimePoint now, Ccc& ccc) {
     const size_t n = ccc.members.size();
     for (size_t i = 0; i < n; ++i) {
       const size_t index = (ccc.next + i) % n;
-      Pdc* pdc = FindPdcMutable(ccc.members[index]);
-      if (pdc == nullptr || !pdc->tx) continue;
+      // A member with nothing queued has nothing to pump and nothing of it
+      // changes: it is not marked for Reschedule (issue 26: a ping-pong's
+      // CCC has both PDCs, and every pump refiled the idle one).
+      Pdc* pdc = CachedPdc(ccc.members[index].value());
+      if (pdc == nullptr || !pdc->tx || pdc->tx->queue.empty()) continue;
+      MarkDirty(*pdc);
       switch (PumpOne(now, *pdc)) {
         case PumpStep::kSent:
           sent = true;

@@ -247,6 +247,7 @@ class Pdc {
   // is filed under in the idle LRU (while open and Idle); whether it was
   // asked to close to make room for a PDC waiting for a slot.
   TimePoint timer_at = TimePoint::Max();
+  uint32_t timer_slot = TimerHeap::kNone;  // its place in the timer heap
   bool timer_dirty = false;
   std::optional<TimePoint> lru_at;
   bool room_close = false;

@@ -33,6 +33,7 @@ class RecyclingSet {
     if (!r.inserted) spares_.push_back(std::move(r.node));  // k was there already
   }
   void Erase(const Key& k) {
+    if (set_.empty()) return;  // the common case of SES's holders: no lookup
     if (typename Set::node_type node = set_.extract(k); !node.empty()) Keep(std::move(node));
   }
   void Erase(const_iterator it) { Keep(set_.extract(it)); }

@@ -266,25 +266,25 @@ void Progress::OnSourceReady(uint64_t id, size_t bytes) {
 }
 
 void Progress::OnSourceFailed(uint64_t id, hmem::CUresult r) {
-  auto it = ops_.find(id);
-  if (it != ops_.end() && it->second.device != nullptr) {
-    it->second.device->error = "copying the source from device memory failed: " +
+  OpRecord* op = ops_.Find(id);
+  if (op != nullptr && op->device != nullptr) {
+    op->device->error = "copying the source from device memory failed: " +
                                hmem::CudaDriver::Get().ErrorText(r);
   }
   (void)ses_->SourceFailed(Now(), id, Error::Invalid("hmem", "device copy (CUresult)", ULL(r)));
 }
 
 void Progress::OnCopyInDone(uint64_t id, hmem::CUresult r) {
-  auto it = ops_.find(id);
-  if (it == ops_.end() || it->second.device == nullptr || !it->second.device->held) return;
-  ses::Completion c = *it->second.device->held;
+  OpRecord* op = ops_.Find(id);
+  if (op == nullptr || op->device == nullptr || !op->device->held) return;
+  ses::Completion c = *op->device->held;
   if (r != hmem::kCudaSuccess) {
     c.status = ses::CompletionStatus::kLocalError;
     c.local_error = Error::Invalid("hmem", "device copy (CUresult)", ULL(r));
-    it->second.device->error = "copying the data into device memory failed: " +
+    op->device->error = "copying the data into device memory failed: " +
                                hmem::CudaDriver::Get().ErrorText(r);
   }
-  Report(it, c);
+  Report(id, *op, c);
 }
 
 void Progress::ReportTssRefusals(TimePoint now) {
@@ -365,15 +365,16 @@ size_t Progress::QueuedTotal() const {
 }
 
 uint64_t Progress::VisibleEvents() const {
-  uint64_t n = 0;
-  for (const Cq* cq : {ep_.tx_cq, ep_.rx_cq}) {
-    if (cq != nullptr) n += cq->entries.size() + cq->errors.size();
-  }
-  for (const Cntr* c : {ep_.send_cntr, ep_.recv_cntr, ep_.read_cntr, ep_.write_cntr,
-                        ep_.remote_read_cntr, ep_.remote_write_cntr}) {
-    if (c != nullptr) n += c->value + c->errors;
-  }
-  return n;
+  // Twice per pass: straight-line, no lists of pointers built (issue 26).
+  const auto cq = [](const Cq* q) -> uint64_t {
+    return q == nullptr ? 0 : q->entries.size() + q->errors.size();
+  };
+  const auto cntr = [](const Cntr* c) -> uint64_t {
+    return c == nullptr ? 0 : c->value + c->errors;
+  };
+  return cq(ep_.tx_cq) + cq(ep_.rx_cq) + cntr(ep_.send_cntr) + cntr(ep_.recv_cntr) +
+         cntr(ep_.read_cntr) + cntr(ep_.write_cntr) + cntr(ep_.remote_read_cntr) +
+         cntr(ep_.remote_write_cntr);
 }
 
 void Progress::Flush() {
@@ -519,31 +520,27 @@ void Progress::ReleasingAll() {
   ev_sockets_.DetachAll();
 }
 
-void Progress::EraseOp(OpMap::iterator it) {
-  std::vector<std::byte>& owned = it->second.owned;
+void Progress::EraseOp(uint64_t id, OpRecord& op) {
+  std::vector<std::byte>& owned = op.owned;
   if (owned.capacity() != 0 && owned.capacity() <= kInjectSize &&
       inject_buffers_.size() < kInjectBuffersKept) {
     if (inject_buffers_.capacity() == 0) inject_buffers_.reserve(kInjectBuffersKept);
     owned.clear();
     inject_buffers_.push_back(std::move(owned));
   }
-  ops_.erase(it);
+  ops_.Erase(id);
 }
 
 uint64_t Progress::AddOp(OpRecord op) {
-  const uint64_t id = next_op_++;
-  ops_.emplace(id, std::move(op));
-  return id;
+  return ops_.Add(std::move(op));
 }
 
 uint64_t Progress::FindRecv(void* user_context, bool* tagged) const {
-  for (const auto& [id, op] : ops_) {
-    if (!op.tx && op.user_context == user_context) {
-      *tagged = op.tagged;
-      return id;
-    }
-  }
-  return 0;
+  // The oldest such receive, as the ordered map this was gave it.
+  const uint64_t id = ops_.FindOldest(
+      [&](const OpRecord& op) { return !op.tx && op.user_context == user_context; });
+  if (id != 0) *tagged = ops_.Find(id)->tagged;
+  return id;
 }
 
 int FiErrorOf(const ses::Completion& c) {
@@ -642,11 +639,11 @@ void Progress::OnCompletion(const ses::Completion& c) {
     CountForRegion(c);
     return;
   }
-  auto it = ops_.find(c.context);
-  if (it == ops_.end()) return;
+  OpRecord* found = ops_.Find(c.context);
+  if (found == nullptr) return;
   const bool delivered =
       c.status == ses::CompletionStatus::kOk || c.status == ses::CompletionStatus::kTruncated;
-  if (OpRecord& op = it->second;
+  if (OpRecord& op = *found;
       op.device != nullptr && op.device->dir == hmem::OpDevice::Dir::kIn && !delivered) {
     // An error or a cancel: chunk copies already queued into the application's
     // buffer finish before it sees the completion, and nothing more lands.
@@ -665,11 +662,10 @@ void Progress::OnCompletion(const ses::Completion& c) {
       return;
     }
   }
-  Report(it, c);
+  Report(c.context, *found, c);
 }
 
-void Progress::Report(std::map<uint64_t, OpRecord>::iterator it, const ses::Completion& c) {
-  OpRecord& op = it->second;
+void Progress::Report(uint64_t id, OpRecord& op, const ses::Completion& c) {
   if (Cntr* counter = op.counted ? CounterFor(op.flags) : nullptr) {
     counter->Add(c.status == ses::CompletionStatus::kOk);
   }
@@ -729,7 +725,7 @@ void Progress::Report(std::map<uint64_t, OpRecord>::iterator it, const ses::Comp
     CqPushError(*cq, std::move(e));
   }
   if (!op.multi_recv || c.multi_recv_released || c.status == ses::CompletionStatus::kCancelled) {
-    EraseOp(it);
+    EraseOp(id, op);
   }
 }
 

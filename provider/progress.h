@@ -24,6 +24,7 @@
 #include "provider/io/ev_sockets.h"
 #include "provider/io/packet_io.h"
 #include "provider/io/route_payload.h"
+#include "provider/op_table.h"
 #include "provider/packet_security.h"
 #include "provider/uet_prov.h"
 #include "ses/endpoint.h"
@@ -48,8 +49,8 @@ struct OpRecord {
   std::unique_ptr<hmem::OpDevice> device;
 };
 
-// Ops by id; nodes reused (uet/pool_allocator.h: no allocation per op, issue 20).
-using OpMap = PooledMap<uint64_t, OpRecord>;
+// Ops by id (provider/op_table.h: no allocation per op, issue 20; no tree, issue 26).
+using OpMap = OpTable<OpRecord>;
 
 class Progress final : public pds::PacketSink,
                        public ses::EndpointEvents,
@@ -123,8 +124,7 @@ class Progress final : public pds::PacketSink,
   // Registers an operation; its id is the SES context.
   uint64_t AddOp(OpRecord op);
   void DropOp(uint64_t id) {
-    auto it = ops_.find(id);
-    if (it != ops_.end()) EraseOp(it);
+    if (OpRecord* op = ops_.Find(id)) EraseOp(id, *op);
   }
   // An empty buffer for an inject's copy (OpRecord::owned) with room kept
   // from an earlier inject: no allocation per fi_inject in steady state.
@@ -138,12 +138,9 @@ class Progress final : public pds::PacketSink,
     inject_buffers_.pop_back();
     return b;
   }
-  OpRecord* FindOp(uint64_t id) {
-    auto it = ops_.find(id);
-    return it == ops_.end() ? nullptr : &it->second;
-  }
+  OpRecord* FindOp(uint64_t id) { return ops_.Find(id); }
   // The bytes an injected send owns (valid until its completion).
-  std::span<const std::byte> OwnedBytes(uint64_t id) const { return ops_.at(id).owned; }
+  std::span<const std::byte> OwnedBytes(uint64_t id) const { return ops_.Find(id)->owned; }
   // The id of the posted receive with this user context, 0 if none.
   uint64_t FindRecv(void* user_context, bool* tagged) const;
 
@@ -191,7 +188,7 @@ class Progress final : public pds::PacketSink,
   // A remote access SES reported: counts it on its MR's bound counter.
   void CountForRegion(const ses::Completion& c);
   // The CQ entry (or error entry) and counter of op `it`, which then goes.
-  void Report(OpMap::iterator it, const ses::Completion& c);
+  void Report(uint64_t id, OpRecord& op, const ses::Completion& c);
   // hmem::HmemEvents
   void OnSourceReady(uint64_t id, size_t bytes) override;
   void OnSourceFailed(uint64_t id, hmem::CUresult r) override;
@@ -252,11 +249,10 @@ class Progress final : public pds::PacketSink,
   void ReportTssRefusals(TimePoint now);
   uint64_t tss_refused_reported_ = 0;
   TimePoint tss_reported_at_{};
-  uint64_t next_op_ = 1;
   OpMap ops_;
   // Ends an op; its inject copy's buffer goes back to inject_buffers_ (at
   // most kInjectBuffersKept of at most kInjectSize bytes each).
-  void EraseOp(OpMap::iterator it);
+  void EraseOp(uint64_t id, OpRecord& op);
   static constexpr size_t kInjectBuffersKept = 256;
   std::vector<std::vector<std::byte>> inject_buffers_;
   uint64_t dropped_cm_ = 0;  // CM datagrams not for this endpoint (or malformed)

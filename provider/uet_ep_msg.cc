@@ -73,7 +73,8 @@ ssize_t SendLocked(Endpoint& ep, const SendArgs& a, const char* call) {
     }
   }
   const uint64_t id = ep.progress->AddOp(std::move(op));
-  // The map node is stable: its `owned` bytes stay put until the completion.
+  // Its `owned` bytes stay put until the completion (the OpTable may move the
+  // record, never the vector's storage).
   ses::SendOp s{.peer = PeerOf(*peer),
                 .data = data,
                 .tagged = a.tagged,

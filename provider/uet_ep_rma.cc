@@ -110,7 +110,8 @@ ssize_t RmaLocked(Endpoint& ep, const RmaArgs& a, const char* call) {
                       .into = into,
                       .context = id});
     } else {
-      // The map node is stable: its `owned` bytes stay put until the completion.
+      // Its `owned` bytes stay put until the completion (the OpTable may move
+      // the record, never the vector's storage).
       return ep.progress->ses().Write(
           ep.progress->Now(),
           ses::WriteOp{.peer = PeerOf(*peer),

@@ -265,13 +265,19 @@ void Endpoint::TouchMessage(RxMessage& m) {
   m.last_activity = state_->now;
   if (m.timeout_entry) return;
   m.timeout_entry = m.last_activity + config_.message_timeout;
+  ++counters_.timeouts_filed;
   state_->timeouts.insert({*m.timeout_entry, TimeoutKey{.op = false, .id = m.id}});
 }
 
 void Endpoint::TouchOp(uint64_t id, TxOp& op) {
   op.last_progress = state_->now;
-  if (op.timeout_entry) return;
+  // An op that gets nothing back (no read data, no rendezvous read of its
+  // region: expect_bytes and rdv_key are set before StartOp and never grow)
+  // never waits for its peer here (FindTimeoutOwner); PDS times its packets
+  // out. No entry: a send filed and removed one per message (issue 26).
+  if (op.timeout_entry || (op.expect_bytes == 0 && !op.rdv_key)) return;
   op.timeout_entry = op.last_progress + config_.message_timeout;
+  ++counters_.timeouts_filed;
   state_->timeouts.insert({*op.timeout_entry, TimeoutKey{.op = true, .id = id}});
 }
 

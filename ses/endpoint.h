@@ -339,6 +339,12 @@ struct SesCounters {
   uint64_t rendezvous_sends_lost = 0;
   uint64_t rendezvous_probes_received = 0;
   uint64_t rendezvous_probes_not_held = 0;
+  // Per-message cost guards (issue 26; spec-notes/provider.md "64 B
+  // per-message cost"): single-packet messages a posted receive took at once
+  // (placed and completed with no table entry), and silence-timeout entries
+  // filed (only messages still arriving and ops waiting for data back).
+  uint64_t messages_direct = 0;
+  uint64_t timeouts_filed = 0;
   std::array<uint64_t, 64> refused_by_rc{};  // by ReturnCode value
 };
 
@@ -514,8 +520,9 @@ class Endpoint final : private pds::Delivery {
                  std::vector<std::byte> owned, uint64_t source_offset = 0,
                  RegionIo* io = nullptr);
   // A message's first packet (carrying `bytes` to store): match it or store
-  // it. False: no room, refuse.
-  bool OnFirstPacket(RxMessage& m, size_t bytes);
+  // it (`unmatched`: the caller found no receive for it already). False: no
+  // room, refuse.
+  bool OnFirstPacket(RxMessage& m, size_t bytes, bool unmatched = false);
   void PlaceBytes(RxMessage& m, uint32_t offset, std::span<const std::byte> bytes);
   // Runs when a message has all its own packets, or a receive matched it late.
   void Advance(RxMessage& m);

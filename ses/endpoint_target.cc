@@ -154,6 +154,40 @@ pds::SesResponse Endpoint::HandleSend(const pds::RxRequest& rx, const RequestVie
   }
   const Source source{.addr = rx.src, .initiator = v.initiator};
   const bool single = v.form != RequestForm::kStandard || (v.whole_message() && ext == nullptr);
+  // A whole message in one packet that a posted receive takes at once (every
+  // message of a small-message ping-pong): placed and completed here, with
+  // no RxMessage in the tables, no timeout entry, no holder (issue 26). As
+  // the general path below would do for it, completion for completion.
+  bool unmatched = false;  // the queue was asked already: no receive matches
+  if (single && ext == nullptr && v.som() && !v.common.flags.initiator_error &&
+      v.message_offset == 0 && n == v.request_length) {
+    const bool tagged = IsTaggedSend(v.opcode());
+    RecvQueue& q = st.queue(tagged);
+    std::optional<Placement> p = q.Match(IncomingMessage{
+        .source = source, .tag = tagged ? v.key_or_tag : 0, .length = v.request_length});
+    ReportReleased(q, tagged);
+    if (p) {
+      RxMessage m;
+      m.id = st.next_rx_id++;
+      m.where = RxMessage::Where::kMatched;
+      m.source = source;
+      m.msg_id = v.message_id;
+      m.tagged = tagged;
+      m.tag = tagged ? v.key_or_tag : 0;
+      m.length = m.eager_length = v.request_length;
+      m.som_seen = true;
+      m.cq_data = v.header_data;
+      m.placement = *p;
+      m.last_activity = st.now;
+      PlaceBytes(m, 0, v.payload);
+      const uint64_t cap = std::min<uint64_t>(m.placement.buffer.size(), m.valid_bytes);
+      CompleteReceive(m, m.length > cap ? CompletionStatus::kTruncated : CompletionStatus::kOk,
+                      ReturnCode::kOk);
+      ++counters_.messages_direct;
+      return {};
+    }
+    unmatched = true;
+  }
   const State::MessageKey key{rx.src, v.initiator, v.message_id.value()};
   RxMessage* m = nullptr;
   bool fresh = false;
@@ -187,7 +221,11 @@ pds::SesResponse Endpoint::HandleSend(const pds::RxRequest& rx, const RequestVie
     if (!single) st.message_by_key[key] = m->id;
     fresh = true;
   }
-  TouchMessage(*m);
+  // Activity now; the timeout entry is filed below only where the message
+  // still waits for packets after this one (TouchMessage): a message whole
+  // in one packet never waits, and filed and removed an entry per message
+  // (issue 26). A message that waited already has its entry.
+  m->last_activity = st.now;
   const auto refuse_no_room = [&]() {
     ++counters_.unexpected_refused;
     if (fresh) RemoveMessage(m->id);
@@ -204,7 +242,7 @@ pds::SesResponse Endpoint::HandleSend(const pds::RxRequest& rx, const RequestVie
       m->rdv = *ext;
       st.rendezvous_by_key[{m->source.addr, m->source.initiator, ext->read_memory_key}] = m->id;
     }
-    if (!OnFirstPacket(*m, v.common.flags.initiator_error ? 0 : n)) {
+    if (!OnFirstPacket(*m, v.common.flags.initiator_error ? 0 : n, unmatched)) {
       m->som_seen = false;
       return refuse_no_room();
     }
@@ -215,6 +253,7 @@ pds::SesResponse Endpoint::HandleSend(const pds::RxRequest& rx, const RequestVie
                            std::vector<std::byte>(v.payload.begin(), v.payload.end()));
     m->arrived.Add(v.message_offset, n);
     ++counters_.early_packets;
+    TouchMessage(*m);
     return {};
   } else if (m->where == RxMessage::Where::kUnexpected && !v.common.flags.initiator_error &&
              !Charge(*m, n)) {
@@ -226,16 +265,20 @@ pds::SesResponse Endpoint::HandleSend(const pds::RxRequest& rx, const RequestVie
     PlaceBytes(*m, v.message_offset, v.payload);
   }
   m->arrived.Add(v.message_offset, n);
+  if (!m->eager_done()) TouchMessage(*m);
   Advance(*m);
   return {};
 }
 
-bool Endpoint::OnFirstPacket(RxMessage& m, size_t bytes) {
+bool Endpoint::OnFirstPacket(RxMessage& m, size_t bytes, bool unmatched) {
   State& st = *state_;
   RecvQueue& q = st.queue(m.tagged);
   const IncomingMessage in{.source = m.source, .tag = m.tag, .length = m.length};
-  std::optional<Placement> p = q.Match(in);
-  ReportReleased(q, m.tagged);
+  std::optional<Placement> p;
+  if (!unmatched) {
+    p = q.Match(in);
+    ReportReleased(q, m.tagged);
+  }
   if (p) {
     m.placement = *p;
     m.where = RxMessage::Where::kMatched;

@@ -256,6 +256,34 @@ TEST(EngineScaleTest, APingPongFilesItsPdcInTheIdleLruOnce) {
   EXPECT_LE(a.lru_filings(), 2u);
 }
 
+// Given a ping-pong both ways (each engine has an initiator and a target PDC
+// to the other, both in one CCC), expect the timer bookkeeping per round trip
+// bounded: a pump of the CCC does not mark its member with nothing queued for
+// Reschedule (issue 26: every pump refiled the idle PDC), and each message
+// refiles only the PDCs it touched.
+TEST(EngineScaleTest, APingPongBothWaysVisitsFewTimerEntries) {
+  constexpr int kRounds = 200;
+  Cluster c;
+  Engine& a = c.Add(kA, EngineConfig{});
+  Engine& p = c.Add(Peer(0), EngineConfig{});
+  uint64_t visits_before = 0;
+  for (int i = 0; i < kRounds; ++i) {
+    if (i == 1) visits_before = a.timer_visits();  // both PDCs open
+    ASSERT_TRUE(a.Submit(c.now(), To(Peer(0), 100 + i), Message(0, i)).ok());
+    c.Run(microseconds(50));
+    ASSERT_TRUE(p.Submit(c.now(), To(kA, 1000 + i), Message(1, i)).ok());
+    c.Run(microseconds(50));
+  }
+  c.Run(milliseconds(1));
+  EXPECT_EQ(c.at(Peer(0)).delivery.received.size(), static_cast<size_t>(kRounds));
+  EXPECT_EQ(c.at(kA).delivery.received.size(), static_cast<size_t>(kRounds));
+  EXPECT_EQ(a.pdc_count(), 2u);
+  const double per_round =
+      static_cast<double>(a.timer_visits() - visits_before) / (kRounds - 1);
+  std::printf("timer visits per round trip at A: %.2f\n", per_round);
+  EXPECT_LE(per_round, 7.5);  // 7.0 measured; 9.0 when PumpCcc marked idle members
+}
+
 TEST(EngineScaleTest, APdcWithUnackedDataIsNeverClosedForRoom) {
   Cluster c;
   EngineConfig ca;
