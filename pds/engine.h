@@ -135,8 +135,8 @@ struct EngineConfig {
   // Refused SYNs (spec-notes/pds.md "Refused SYNs"): refusals one PDC takes
   // in a row before its requests fail. The back-off doubles from the RTO
   // floor (200 µs) to refused_backoff_max (1.6 ms): 1,024 refusals span
-  // ~1.6 s, so the Liveness budget (SenderBudget, 600 ms with the default
-  // RTO) ends first. (16 when the back-off doubled to max_rto: the 64-node
+  // ~1.6 s (with peer_timeout 0 the Liveness budget, SenderBudget = 600 ms,
+  // ends first). (16 when the back-off doubled to max_rto: the 64-node
   // all-to-all through 32 slots then took 0.5 s, its unlucky SYNs refused
   // ten times in a row and retried 100 ms apart; spec-notes/pds.md
   // "Refused SYNs".)
