@@ -234,6 +234,10 @@ struct EngineCounters {
   uint64_t unvalidated_sends_held = 0;
   uint64_t unvalidated_sends_suppressed = 0;
   uint64_t validation_probes = 0;
+  // Lingering PDCs whose slot a full table took (a record answers for them
+  // until the linger ends), and late requests such a record answered.
+  uint64_t lingering_folded = 0;
+  uint64_t closed_record_answers = 0;
   // PDCs' EVs in use doubled on congestion (pds/entropy.h "Widening").
   uint64_t evs_widened = 0;
 
@@ -333,6 +337,8 @@ void EngineCounters::Visit(Self& s, F& fn) {
   fn(std::string_view("half_open_evicted"), s.half_open_evicted);
   fn(std::string_view("half_open_expired"), s.half_open_expired);
   fn(std::string_view("half_open_refused"), s.half_open_refused);
+  fn(std::string_view("lingering_folded"), s.lingering_folded);
+  fn(std::string_view("closed_record_answers"), s.closed_record_answers);
   fn(std::string_view("unvalidated_sends_held"), s.unvalidated_sends_held);
   fn(std::string_view("unvalidated_sends_suppressed"), s.unvalidated_sends_suppressed);
   fn(std::string_view("validation_probes"), s.validation_probes);

@@ -122,6 +122,10 @@ Status EngineConfig::Validate() const {
   if (max_waiting_ops < 1) return Error::Invalid(kContext, "max_waiting_ops", 0);
   // 1 would reserve the whole table: no initiator PDC could ever open.
   if (target_reserve_divisor == 1) return Error::Invalid(kContext, "target_reserve_divisor", 1);
+  if (refused_backoff_max.count() < 0) {
+    return Error::Invalid(kContext, "refused_backoff_max",
+                          static_cast<uint64_t>(-refused_backoff_max.count()));
+  }
   if (refused_retry_limit > 65535) {
     return Error::Invalid(kContext, "refused_retry_limit", refused_retry_limit);
   }
@@ -191,18 +195,23 @@ std::optional<PdcId> Engine::AllocatePdcId() {
   // SYN nobody has shown to be real) before it refuses a new PDC of either
   // role; never one whose requests went up (engine_half_open.cc). Only from an
   // entry point itself: inside an upcall, the PDC being handled may be it.
-  if (pdc_count() >= config_.max_pdcs && (depth_ > 1 || !EvictOldestHalfOpen())) {
+  // Then the oldest lingering PDC, whose record answers its late packets
+  // (engine_closed.cc).
+  if (pdc_count() >= config_.max_pdcs &&
+      (depth_ > 1 || (!EvictOldestHalfOpen() && !FoldOldestLingering()))) {
     return std::nullopt;
   }
+  // Never the ID of a closed PDC's record: its late packets must find it.
+  auto taken = [this](uint16_t id) { return pdcs_.contains(id) || closed_.contains(id); };
   for (int i = 0; i < 16; ++i) {
     PdcId id(static_cast<uint16_t>(1 + random_.Uniform(65535)));  // never 0
-    if (!pdcs_.contains(id.value())) return id;
+    if (!taken(id.value())) return id;
   }
   // A crowded table: take the next free ID after a random one.
   uint32_t from = random_.Uniform(65535);
   for (uint32_t i = 0; i < 65535; ++i) {
     PdcId id(static_cast<uint16_t>(1 + (from + i) % 65535));
-    if (!pdcs_.contains(id.value())) return id;
+    if (!taken(id.value())) return id;
   }
   return std::nullopt;
 }
@@ -260,9 +269,15 @@ Result<Pdc*> Engine::GetOrCreateInitiator(const SubmitRequest& request, bool cou
   // The CCC first: a full CCC table must not cost a half-open PDC its slot.
   // Initiators leave the tables' reserve to target PDCs and their CCCs.
   const uint32_t d = config_.target_reserve_divisor;
-  const bool ccc_reserved = d != 0 && cccs_.Find(request.dst) == nullptr &&
-                            cccs_.size() >= config_.max_cccs - config_.max_cccs / d;
-  if (ccc_reserved || !cccs_.Available(request.dst)) {
+  auto ccc_full = [&] {
+    const bool reserved = d != 0 && cccs_.Find(request.dst) == nullptr &&
+                          cccs_.size() >= config_.max_cccs - config_.max_cccs / d;
+    return reserved || !cccs_.Available(request.dst);
+  };
+  // Lingering PDCs give their CCCs up first (engine_closed.cc).
+  while (ccc_full() && FoldOldestLingering()) {
+  }
+  if (ccc_full()) {
     if (count_full) ++counters_.ccc_table_full;
     return nullptr;
   }
@@ -353,6 +368,7 @@ void Engine::RemovePdc(PdcId local) {
   pdc_timers_.Remove(pdc->timer_slot);
   if (pdc->lru_at) idle_lru_.Erase({*pdc->lru_at, local.value()});
   if (pdc->room_close) --room_closing_;
+  if (pdc->state == PdcState::kLingering) lingering_.erase({pdc->linger_until, local.value()});
   if (pdc->is_initiator()) {
     --initiator_pdcs_;
     ForgetInitiatorKey(*pdc);

@@ -135,9 +135,17 @@ struct EngineConfig {
   static constexpr uint32_t kDefaultTargetReserveDivisor = 4;
   // Refused SYNs (spec-notes/pds.md "Refused SYNs"): refusals one PDC takes
   // in a row before its requests fail. The back-off doubles from the RTO
-  // floor (200 µs) to max_rto (100 ms): 16 refusals span ~0.8 s, so with
-  // the default RTO the Liveness budget (SenderBudget, 600 ms) ends first.
-  static constexpr uint32_t kDefaultRefusedRetryLimit = 16;
+  // floor (200 µs) to refused_backoff_max (1.6 ms): 1,024 refusals span
+  // ~1.6 s (with peer_timeout 0 the Liveness budget, SenderBudget = 600 ms,
+  // ends first). (16 when the back-off doubled to max_rto: the 64-node
+  // all-to-all through 32 slots then took 0.5 s, its unlucky SYNs refused
+  // ten times in a row and retried 100 ms apart; spec-notes/pds.md
+  // "Refused SYNs".)
+  static constexpr uint32_t kDefaultRefusedRetryLimit = 1024;
+  // The longest back-off between a refused SYN's retries: 8 x the default
+  // RTO floor. A refusal says the target is alive and makes room within a
+  // round trip or two; the cap bounds a refused PDC's retries at 625/s.
+  static constexpr Duration kDefaultRefusedBackoffMax = std::chrono::microseconds(1600);
 
   // This FEP's own address (IP and the UDP port it receives on). The engine
   // keeps it for diagnostics only: it never checks a packet's destination.
@@ -181,12 +189,14 @@ struct EngineConfig {
   // target opened nothing for it: the PDC sends nothing new and resends the
   // packets it had sent after a back-off: the refused packet's round trip,
   // at least rto.min_rto, doubled for each earlier refusal in a row, at most
-  // rto.max_rto. Deterministic (no clock, no random draw: `now` alone).
+  // refused_backoff_max (and rto.max_rto; at least rto.min_rto).
+  // Deterministic (no clock, no random draw: `now` alone).
   // NACKs of the same burst wait for that one retry. A refusal after
   // refused_retry_limit of them in a row, or SenderBudget() after the first,
   // fails the PDC's requests (FailureReason::kPeerNack, last_nack_code 0x04
   // or 0x05). 0: the first refusal fails them. At most 65535.
   uint32_t refused_retry_limit = kDefaultRefusedRetryLimit;
+  Duration refused_backoff_max = kDefaultRefusedBackoffMax;
   // Liveness (spec-notes/pds.md "Liveness"). peer_timeout > 0: a sender half
   // gives up on its peer (FailureReason::kPeerTimeout) once it has waited
   // peer_timeout without progress AND at least retry_limit retransmission
@@ -679,6 +689,8 @@ class Engine {
   // (EngineConfig::refused_retry_limit).
   void OnSynRefused(TimePoint now, Pdc& pdc, Psn refused);
   void RetryRefused(TimePoint now, Pdc& pdc);
+  // The longest back-off between retries of a refused SYN.
+  Duration RefusedBackoffCap() const;
   // Whether the sender half gives up at this RTO (the Liveness rule; may
   // grant the stall grace, resetting tx.retries); the reason if so.
   std::optional<FailureReason> GiveUp(TimePoint now, Pdc& pdc);
@@ -814,6 +826,20 @@ class Engine {
   // The PDC's sender half goes away: every request on it fails with `failure`.
   void FailSender(Pdc& pdc, const Failure& failure);
   void EnterLinger(TimePoint now, Pdc& pdc);
+
+  // ---- closed-PDC records (engine_closed.cc; spec-notes/pds.md "Lingering
+  // slots under pressure") ----
+  // A full PDC or CCC table takes the oldest lingering target PDC's slot:
+  // the PDC goes, a record of it (ClosedPdc) answers its late packets until
+  // its linger ends. False if none lingers, the records are full
+  // (max_pdcs), or an upcall is on the stack.
+  bool FoldOldestLingering();
+  // A request for a PDC a record stands for: answered UET_CLOSING (payload
+  // the CLOSE's PSN + 1, as the lingering PDC did) and true; false if no
+  // live record matches. `syn`: by {peer, SPDCID, Start_PSN}, else by our ID.
+  bool AnswerFromClosedRecord(const FabricAddress& from, const RudRodRequest& req, Psn start);
+  // Forgets records whose linger ended (oldest first).
+  void ReapClosedRecords(TimePoint now);
   // Closes, expires or removes the PDC when its time has come; false if removed.
   bool PdcTimers(TimePoint now, Pdc& pdc);
   // Target: a CLOSE_REQ went out and nothing was heard from the initiator since.
@@ -911,6 +937,19 @@ class Engine {
     uint32_t probes = 0;
     TimePoint next_probe = TimePoint::Max();
   };
+  // Lingering target PDCs by {linger_until, ID} (FoldOldestLingering), and
+  // the records of folded ones: by our ID, by {peer, SPDCID}, by end of linger.
+  std::set<std::pair<TimePoint, uint16_t>> lingering_;
+  struct ClosedPdc {
+    FabricAddress peer;
+    PdcId remote;
+    Psn start_psn;
+    Psn close_psn;
+    TimePoint until;
+  };
+  std::map<uint16_t, ClosedPdc> closed_;
+  std::map<TargetKey, uint16_t> closed_by_peer_;
+  std::set<std::pair<TimePoint, uint16_t>> closed_by_end_;
   std::unordered_map<uint16_t, HalfOpen> half_open_;
   std::map<uint64_t, uint16_t> half_open_by_age_;
   TimePoint half_open_probe_walk_at_{};  // ProbeDeliveringHalfOpen's next walk

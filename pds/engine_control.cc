@@ -238,6 +238,7 @@ void Engine::OnCloseReceived(TimePoint now, Pdc& pdc, Psn psn) {
 void Engine::EnterLinger(TimePoint now, Pdc& pdc) {
   pdc.state = PdcState::kLingering;
   pdc.linger_until = now + config_.close_linger;
+  lingering_.emplace(pdc.linger_until, pdc.local.value());  // FoldOldestLingering
   // Reverse requests still waiting cannot be delivered any more.
   if (pdc.tx) FailSender(pdc, Failure{pdc.peer, pdc.local, FailureReason::kClosed, 0});
 }

@@ -76,6 +76,9 @@ Pdc* Engine::MatchRequest(TimePoint now, const FabricAddress& from, const RudRod
       ++counters_.pdcs_closed;
       RemovePdc(existing.local);
     }
+    // A late SYN of a closed PDC whose slot a full table took: its record
+    // answers as the lingering PDC did (engine_closed.cc).
+    if (AnswerFromClosedRecord(from, req, start)) return nullptr;
     // The half-open budget (engine_half_open.cc): the oldest half-open PDC
     // that handed nothing up makes room; if every one did, none can go (its
     // initiator would resend what went up on a new PDC) and this SYN is
@@ -90,7 +93,7 @@ Pdc* Engine::MatchRequest(TimePoint now, const FabricAddress& from, const RudRod
     // A new PDC shares its peer's CCC; a new peer needs a free one. Checked
     // before Start_PSN validation: nothing is minted for a PDC that cannot open.
     // Half-open PDCs give theirs up first (engine_half_open.cc).
-    while (!cccs_.Available(from) && EvictOldestHalfOpen()) {
+    while (!cccs_.Available(from) && (EvictOldestHalfOpen() || FoldOldestLingering())) {
     }
     if (!cccs_.Available(from)) {
       ++counters_.ccc_table_full;
@@ -129,6 +132,7 @@ Pdc* Engine::MatchRequest(TimePoint now, const FabricAddress& from, const RudRod
   }
   Pdc* pdc = FindPdcMutable(req.dpdcid);
   if (pdc == nullptr) {
+    if (AnswerFromClosedRecord(from, req, req.psn - req.psn_offset)) return nullptr;
     Drop(DropReason::kUnknownPdcNoSyn);
     SendNack(nullptr, from, NackCode::kInvDpdcid, req.psn, kNoPdc, req.spdcid);
     return nullptr;

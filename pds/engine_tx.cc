@@ -644,14 +644,20 @@ void Engine::OnSynRefused(TimePoint now, Pdc& pdc, Psn refused) {
   tx.retries = 0;
   tx.rto.OnProgress();
   // The refused packet's round trip, at least the RTO floor, doubled for
-  // each refusal before this one in a row, at most max_rto. No jitter: the
-  // scale model finished later with any (spec-notes/pds.md "Refused SYNs").
+  // each refusal before this one in a row, at most refused_backoff_max. No
+  // jitter: the scale model finished later with any (spec-notes/pds.md
+  // "Refused SYNs").
   Duration step = std::max(now - tx.slot(refused).sent_at, config_.rto.min_rto);
-  for (uint32_t i = 1; i < tx.refusals && step < config_.rto.max_rto; ++i) step *= 2;
+  const Duration cap = RefusedBackoffCap();
+  for (uint32_t i = 1; i < tx.refusals && step < cap; ++i) step *= 2;
   tx.refused_at = now;
-  tx.refused_retry_at = now + std::min(step, config_.rto.max_rto);
+  tx.refused_retry_at = now + std::min(step, cap);
   // The RTO only if the retry's answer is lost (RetryRefused re-arms it).
   tx.rto_deadline = tx.refused_retry_at + tx.rto.Rto();
+}
+
+Duration Engine::RefusedBackoffCap() const {
+  return std::min(config_.rto.max_rto, std::max(config_.rto.min_rto, config_.refused_backoff_max));
 }
 
 void Engine::RetryRefused(TimePoint now, Pdc& pdc) {

@@ -141,7 +141,7 @@ TEST(EngineCounters, ForEachVisitsEveryCounterOnceWithUniqueNames) {
   EngineCounters c;
   size_t visits = 0;
   auto names = VisitNames(c, &visits);
-  EXPECT_EQ(visits, kDropReasonCount + 44);
+  EXPECT_EQ(visits, kDropReasonCount + 46);
   EXPECT_EQ(names.size(), visits);
   EXPECT_EQ(sizeof(EngineCounters), visits * sizeof(uint64_t));
   EXPECT_EQ(names.count("drops.unknown-pdc-no-syn"), 1u);
@@ -168,7 +168,7 @@ TEST(EngineCounters, PlusEqualsAddsEveryField) {
     EXPECT_EQ(v, 1001 * (i + 1)) << name;
     ++i;
   });
-  EXPECT_EQ(i, kDropReasonCount + 44);
+  EXPECT_EQ(i, kDropReasonCount + 46);
 }
 
 TEST(PdcCounters, ZeroInitialised) {

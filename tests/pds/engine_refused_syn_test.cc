@@ -96,6 +96,30 @@ TEST_F(RefusedSynTest, BackOffDoublesWithEachRefusalInARow) {
   EXPECT_EQ(A().counters().refused_retries, 4u);
 }
 
+// A refusal says the target is alive and making room: the back-off stops
+// doubling at refused_backoff_max (it doubled to max_rto, 100 ms, and the
+// 64-node all-to-all through 32 slots took 0.5 s; spec-notes/pds.md).
+TEST_F(RefusedSynTest, BackOffStopsDoublingAtTheCap) {
+  EngineConfig c = TestConfig();
+  c.refused_backoff_max = microseconds(800);
+  Build(c);
+  std::vector<Sent> syns = TwoSyns();
+  const std::vector<Duration> expected = {microseconds(200), microseconds(400), microseconds(800),
+                                          microseconds(800), microseconds(800)};
+  for (size_t round = 0; round < expected.size(); ++round) {
+    Inject(A(), kB, RefusalOf(syns[0]));
+    const TimePoint retry_at = A().NextDeadline();
+    EXPECT_EQ(retry_at, now_ + expected[round]) << "round " << round;
+    RunTimersAt(retry_at);
+    syns = TakeA();
+    ASSERT_EQ(syns.size(), 2u);
+  }
+  EXPECT_TRUE(del_a_.failed.empty());
+  // The default cap: 8 x the default RTO floor, and 1,024 refusals in a row.
+  EXPECT_EQ(EngineConfig{}.refused_backoff_max, 8 * RtoConfig::kDefaultMinRto);
+  EXPECT_EQ(EngineConfig{}.refused_retry_limit, 1024u);
+}
+
 TEST_F(RefusedSynTest, RefusalBeyondTheLimitFailsEveryRequestWithTheRefusalCode) {
   EngineConfig c = TestConfig();
   c.refused_retry_limit = 2;

@@ -197,6 +197,7 @@ pds::EngineConfig EngineConfigFor(const AllToAllConfig& c) {
   e.idle_close = c.idle_close;
   e.close_linger = c.close_linger;
   e.refused_retry_limit = c.refused_retry_limit;
+  e.refused_backoff_max = c.refused_backoff_max;
   return e;
 }
 
@@ -282,6 +283,8 @@ AllToAllOutcome RunAllToAll(const AllToAllConfig& c) {
     out.refused_retries += ec.refused_retries;
     out.refused_gave_up += ec.refused_gave_up;
     out.stray_replies_suppressed += ec.stray_replies_suppressed;
+    out.engine_totals += ec;
+    out.pdc_totals += e.TotalPdcCounters();
     out.retransmissions += Retransmissions(e.TotalPdcCounters());
     out.timer_visits += e.timer_visits();
     for (const Link* l : {&sw.uplink(*n), &sw.downlink(*n)}) {

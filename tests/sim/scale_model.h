@@ -52,10 +52,11 @@ struct AllToAllConfig {
   // sends to i+1, i+2, ... (mod N), message round by round.
   uint32_t max_in_flight = 1024;
   Duration idle_close = std::chrono::seconds(2);  // EngineConfig::idle_close
-  // EngineConfig::close_linger, refused_retry_limit of every node (defaults:
-  // the engine's).
+  // EngineConfig::close_linger, refused_retry_limit, refused_backoff_max of
+  // every node (defaults: the engine's).
   Duration close_linger = pds::EngineConfig::kDefaultCloseLinger;
   uint32_t refused_retry_limit = pds::EngineConfig::kDefaultRefusedRetryLimit;
+  Duration refused_backoff_max = pds::EngineConfig::kDefaultRefusedBackoffMax;
   LinkConfig link;                                // every uplink and downlink
   uint64_t seed = 1;
   Duration max_time = std::chrono::seconds(2);
@@ -109,6 +110,9 @@ struct AllToAllOutcome {
   uint64_t events_run = 0;
   uint64_t timer_visits = 0;     // Engine::timer_visits, every node
   uint64_t engine_calls = 0;     // OnPacket + OnTimer + Submit + NextDeadline
+  // Every node's EngineCounters and PDC counters (retired ones included), summed.
+  pds::EngineCounters engine_totals;
+  pds::PdcCounters pdc_totals;
 };
 
 AllToAllOutcome RunAllToAll(const AllToAllConfig& config);

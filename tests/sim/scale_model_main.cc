@@ -4,6 +4,8 @@
 //   uet-scale-model alltoall --nodes=1024 [--messages=1] [--payload=4096]
 //                   [--max-pdcs=1024] [--max-cccs=1024] [--inflight=1024] [--cc=nscc]
 //                   [--seed=1] [--rest-ms=2100] [--idle-close-ms=2000] [--sample-us=50]
+//                   [--close-linger-us=20000] [--refused-retry-limit=1024]
+//                   [--refused-backoff-max-us=1600] [--counters=1] [--trace=1]
 //   uet-scale-model hub --nodes=4001 --messages=3 ...    (node 0 -> every other node)
 //   uet-scale-model incast --senders=2000 [--messages=8] [--cc=nscc] [--queue-kib=1024]
 //                   [--init-bdp=B] [--payload=4000] [--half-open-all=1]
@@ -147,6 +149,7 @@ int RunModel(int argc, char** argv, TrafficPattern pattern) {
   c.link.queue_capacity_bytes = 1 << 20;
   c.link.ecn_threshold_bytes = 62'500 * 3 / 4;
   bool trace = false;  // print every sample
+  bool counters = false;  // print every engine and PDC counter that is not 0
   for (int i = 2; i < argc; ++i) {
     std::string v;
     const std::string_view a = argv[i];
@@ -162,8 +165,10 @@ int RunModel(int argc, char** argv, TrafficPattern pattern) {
     else if (Arg(a, "--idle-close-ms=", v)) c.idle_close = std::chrono::milliseconds(std::stoll(v));
     else if (Arg(a, "--sample-us=", v)) c.sample_every = std::chrono::microseconds(std::stoll(v));
     else if (Arg(a, "--trace=", v)) trace = v == "1";
+    else if (Arg(a, "--counters=", v)) counters = v == "1";
     else if (Arg(a, "--close-linger-us=", v)) c.close_linger = std::chrono::microseconds(std::stoll(v));
     else if (Arg(a, "--refused-retry-limit=", v)) c.refused_retry_limit = static_cast<uint32_t>(std::stoul(v));
+    else if (Arg(a, "--refused-backoff-max-us=", v)) c.refused_backoff_max = std::chrono::microseconds(std::stoll(v));
     else {
       std::fprintf(stderr, "unknown argument %s\n", argv[i]);
       return 2;
@@ -250,6 +255,18 @@ int RunModel(int argc, char** argv, TrafficPattern pattern) {
               sizeof(pds::Pdc), sizeof(pds::SenderHalf), sizeof(pds::ReceiverHalf),
               sizeof(pds::Ccc), sizeof(pds::cc::Nscc), sizeof(pds::cc::RcccSender),
               sizeof(pds::SentPacket));
+  if (counters) {
+    auto print = [](std::string_view name, uint64_t value) {
+      if (value != 0) {
+        std::printf("  %.*s %llu\n", static_cast<int>(name.size()), name.data(),
+                    (unsigned long long)value);
+      }
+    };
+    std::printf("engine counters, all nodes:\n");
+    o.engine_totals.ForEach(print);
+    std::printf("PDC counters, all nodes:\n");
+    o.pdc_totals.ForEach(print);
+  }
   const bool ok = o.finished && o.delivered_once == o.expected && o.duplicates == 0 &&
                   o.corrupt == 0 && o.failed == 0 && o.submit_errors == 0;
   std::printf("%s\n", ok ? "OK" : "NOT OK");
