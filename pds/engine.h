@@ -134,13 +134,12 @@ struct EngineConfig {
   // A quarter of each table is kept for target PDCs and their CCCs.
   static constexpr uint32_t kDefaultTargetReserveDivisor = 4;
   // Refused SYNs (spec-notes/pds.md "Refused SYNs"): refusals one PDC takes
-  // in a row before its requests fail. The back-off doubles from the RTO
-  // floor (200 µs) to refused_backoff_max (1.6 ms): 1,024 refusals span
-  // ~1.6 s (with peer_timeout 0 the Liveness budget, SenderBudget = 600 ms,
-  // ends first). (16 when the back-off doubled to max_rto: the 64-node
-  // all-to-all through 32 slots then took 0.5 s, its unlucky SYNs refused
-  // ten times in a row and retried 100 ms apart; spec-notes/pds.md
-  // "Refused SYNs".)
+  // in a row at the short back-off. It doubles from the RTO floor (200 µs)
+  // to refused_backoff_max (1.6 ms): 1,024 refusals span ~1.6 s; past them
+  // it doubles on to max_rto, and the requests fail only at the Liveness
+  // budget (SenderBudget). (16 when the back-off doubled to max_rto from
+  // the start: the 64-node all-to-all through 32 slots then took 0.5 s, its
+  // unlucky SYNs refused ten times in a row and retried 100 ms apart.)
   static constexpr uint32_t kDefaultRefusedRetryLimit = 1024;
   // The longest back-off between a refused SYN's retries: 8 x the default
   // RTO floor. A refusal says the target is alive and makes room within a
@@ -189,12 +188,14 @@ struct EngineConfig {
   // target opened nothing for it: the PDC sends nothing new and resends the
   // packets it had sent after a back-off: the refused packet's round trip,
   // at least rto.min_rto, doubled for each earlier refusal in a row, at most
-  // refused_backoff_max (and rto.max_rto; at least rto.min_rto).
+  // refused_backoff_max (and rto.max_rto; at least rto.min_rto) for the
+  // first refused_retry_limit refusals in a row, at most rto.max_rto after.
   // Deterministic (no clock, no random draw: `now` alone).
-  // NACKs of the same burst wait for that one retry. A refusal after
-  // refused_retry_limit of them in a row, or SenderBudget() after the first,
-  // fails the PDC's requests (FailureReason::kPeerNack, last_nack_code 0x04
-  // or 0x05). 0: the first refusal fails them. At most 65535.
+  // NACKs of the same burst wait for that one retry. A refusal
+  // SenderBudget() after the first fails the PDC's requests
+  // (FailureReason::kPeerNack, last_nack_code 0x04 or 0x05): a refusing
+  // target is alive, so they wait for it as for a silent one (soak N6).
+  // refused_retry_limit 0: the first refusal fails them. At most 65535.
   uint32_t refused_retry_limit = kDefaultRefusedRetryLimit;
   Duration refused_backoff_max = kDefaultRefusedBackoffMax;
   // Liveness (spec-notes/pds.md "Liveness"). peer_timeout > 0: a sender half

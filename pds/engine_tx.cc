@@ -634,7 +634,12 @@ void Engine::OnSynRefused(TimePoint now, Pdc& pdc, Psn refused) {
   // The rest of a refused burst: its retry is set already.
   if (tx.refused_retry_at != TimePoint::Max()) return;
   if (tx.refusals == 0) tx.refused_since = now;
-  if (tx.refusals >= config_.refused_retry_limit || now - tx.refused_since >= SenderBudget()) {
+  // A refusing target is alive: its requests wait for it as for a silent
+  // one, until the Liveness budget (soak N6: a target whose half-open slots
+  // held PDCs that delivered refused for seconds, and a count of refusals
+  // failed operations to a live peer after 0.8 s). Only a limit of 0 fails
+  // them at the first refusal.
+  if (config_.refused_retry_limit == 0 || now - tx.refused_since >= SenderBudget()) {
     ++counters_.refused_gave_up;
     Fail(pdc.local, FailureReason::kPeerNack);  // last_nack_code: 0x04 or 0x05
     return;
@@ -644,11 +649,14 @@ void Engine::OnSynRefused(TimePoint now, Pdc& pdc, Psn refused) {
   tx.retries = 0;
   tx.rto.OnProgress();
   // The refused packet's round trip, at least the RTO floor, doubled for
-  // each refusal before this one in a row, at most refused_backoff_max. No
-  // jitter: the scale model finished later with any (spec-notes/pds.md
-  // "Refused SYNs").
+  // each refusal before this one in a row, at most refused_backoff_max for
+  // the first refused_retry_limit refusals (a target making room answers
+  // within a few), then at most max_rto (one that keeps refusing is
+  // retried at the RTO's pace, not every 1.6 ms for 30 s). No jitter: the
+  // scale model finished later with any (spec-notes/pds.md "Refused SYNs").
   Duration step = std::max(now - tx.slot(refused).sent_at, config_.rto.min_rto);
-  const Duration cap = RefusedBackoffCap();
+  const Duration cap =
+      tx.refusals <= config_.refused_retry_limit ? RefusedBackoffCap() : config_.rto.max_rto;
   for (uint32_t i = 1; i < tx.refusals && step < cap; ++i) step *= 2;
   tx.refused_at = now;
   tx.refused_retry_at = now + std::min(step, cap);
