@@ -19,6 +19,7 @@
 #include "pds/rud_rod_request.h"
 #include "ses/endpoint.h"
 #include "ses/standard_request.h"
+#include "tests/ses/recording_node.h"
 #include "tests/ses/two_node_util.h"
 #include "uet/bytes.h"
 #include "uet/environment.h"
@@ -33,33 +34,7 @@ using testutil::Bytes;
 using testutil::Fep;
 using testutil::Wire;
 
-class FNode final : public pds::PacketSink, public EndpointEvents {
- public:
-  FNode(FabricAddress self, EndpointConfig config, uint64_t seed) : self_(self), random_(seed) {
-    config.pds.local = self;
-    config.pds.cc_factory = pds::cc::DefaultFactory();
-    config.pid_on_fep = PidOnFep(7);
-    config.resource_index = ResourceIndex(3);
-    auto ep = Endpoint::Create(config, random_, *this, *this);
-    EXPECT_TRUE(ep.ok()) << ep.error().ToString();
-    if (ep.ok()) ep_ = std::move(*ep);
-  }
-  void Send(const FabricAddress& dst, std::span<const std::byte> packet) override {
-    sent.push_back({self_, dst, Bytes(packet.begin(), packet.end())});
-  }
-  void OnCompletion(const Completion& c) override { completions.push_back(c); }
-  Endpoint& ep() { return *ep_; }
-  Peer peer() const { return Peer{self_, PidOnFep(7), ResourceIndex(3)}; }
-  const FabricAddress& address() const { return self_; }
-
-  std::vector<Wire> sent;
-  std::vector<Completion> completions;
-
- private:
-  FabricAddress self_;
-  SeededRandom random_;
-  std::unique_ptr<Endpoint> ep_;
-};
+using FNode = testutil::RecordingNode;
 
 struct Forged {
   uint16_t spdcid = 1;     // a new PDC each (SYN)

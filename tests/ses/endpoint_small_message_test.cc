@@ -14,6 +14,7 @@
 
 #include "pds/cc/factory.h"
 #include "ses/endpoint.h"
+#include "tests/ses/recording_node.h"
 #include "tests/ses/two_node_util.h"
 #include "uet/environment.h"
 #include "uet/fabric_address.h"
@@ -26,35 +27,7 @@ using testutil::Bytes;
 using testutil::Fep;
 using testutil::Wire;
 
-class Node final : public pds::PacketSink, public EndpointEvents {
- public:
-  Node(FabricAddress self, uint64_t seed) : self_(self), random_(seed) {
-    EndpointConfig config;
-    config.pds.local = self;
-    config.pds.cc_factory = pds::cc::DefaultFactory();
-    config.pid_on_fep = PidOnFep(7);
-    config.resource_index = ResourceIndex(3);
-    auto ep = Endpoint::Create(config, random_, *this, *this);
-    EXPECT_TRUE(ep.ok()) << ep.error().ToString();
-    if (ep.ok()) ep_ = std::move(*ep);
-  }
-  void Send(const FabricAddress& dst, std::span<const std::byte> packet) override {
-    sent.push_back({self_, dst, Bytes(packet.begin(), packet.end())});
-  }
-  void OnCompletion(const Completion& c) override { completions.push_back(c); }
-
-  Endpoint& ep() { return *ep_; }
-  Peer peer() const { return Peer{self_, PidOnFep(7), ResourceIndex(3)}; }
-  const FabricAddress& address() const { return self_; }
-
-  std::vector<Wire> sent;
-  std::vector<Completion> completions;
-
- private:
-  FabricAddress self_;
-  SeededRandom random_;
-  std::unique_ptr<Endpoint> ep_;
-};
+using Node = testutil::RecordingNode;
 
 Bytes Message(int i, size_t n = 64) {
   Bytes b(n);
@@ -90,7 +63,7 @@ class SmallMessageTest : public ::testing::Test {
 // SES), and nothing left in the tables.
 TEST_F(SmallMessageTest, APingPongKeepsNoPerMessageState) {
   constexpr int kRounds = 50;
-  Node a(Fep(1), 1), b(Fep(2), 2);
+  Node a(Fep(1), EndpointConfig{}, 1), b(Fep(2), EndpointConfig{}, 2);
   Bytes a_buf(64), b_buf(64);
   for (int i = 0; i < kRounds; ++i) {
     ASSERT_TRUE(b.ep().PostRecv(now_, Recv(b_buf, 100u + i), false).ok());
@@ -124,7 +97,7 @@ TEST_F(SmallMessageTest, APingPongKeepsNoPerMessageState) {
 // receive for it, expect it stored and then delivered intact: the direct path
 // only serves a receive that is already posted, the store does the rest.
 TEST_F(SmallMessageTest, AnEarlySmallMessageIsStoredThenDelivered) {
-  Node a(Fep(1), 3), b(Fep(2), 4);
+  Node a(Fep(1), EndpointConfig{}, 3), b(Fep(2), EndpointConfig{}, 4);
   const Bytes msg = Message(7, 100);
   ASSERT_TRUE(a.ep().Send(now_, SendTo(b.peer(), msg, 1)).ok());
   Run({&a, &b});
@@ -144,7 +117,7 @@ TEST_F(SmallMessageTest, AnEarlySmallMessageIsStoredThenDelivered) {
 // Given a posted receive shorter than a single-packet message, expect the
 // direct path to truncate it exactly as the general one does.
 TEST_F(SmallMessageTest, ADirectMessageLongerThanItsReceiveIsTruncated) {
-  Node a(Fep(1), 5), b(Fep(2), 6);
+  Node a(Fep(1), EndpointConfig{}, 5), b(Fep(2), EndpointConfig{}, 6);
   Bytes buf(16);
   ASSERT_TRUE(b.ep().PostRecv(now_, Recv(buf, 9), false).ok());
   const Bytes msg = Message(3, 40);
@@ -162,7 +135,7 @@ TEST_F(SmallMessageTest, ADirectMessageLongerThanItsReceiveIsTruncated) {
 // Given a read (data comes back), expect its silence-timeout entry filed: the
 // rule that spares sends must not spare operations that wait for their peer.
 TEST_F(SmallMessageTest, AReadStillFilesItsSilenceTimeout) {
-  Node a(Fep(1), 7), b(Fep(2), 8);
+  Node a(Fep(1), EndpointConfig{}, 7), b(Fep(2), EndpointConfig{}, 8);
   Bytes region = Message(5, 128);
   Result<uint64_t> key = b.ep().RegisterMemory(
       RegionSpec{.memory = region, .access = kRemoteRead, .job = {}, .requested_key = {},
