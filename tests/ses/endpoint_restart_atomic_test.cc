@@ -297,6 +297,10 @@ struct Scenario {
   // B's first request to A's address only shortly before the kill: its PDC
   // is new (Start_PSN challenge in progress, or just established).
   bool fresh_pdc = false;
+  // Both processes descheduled now and then (the soak's load of 15-23 on
+  // 2 cores): 2 % of the 0.5 ms steps stop a node for 1-200 ms; what
+  // arrived meanwhile is taken in one receive batch, late timers after.
+  bool stalls = false;
 };
 
 struct ChaosResult {
@@ -307,6 +311,8 @@ struct ChaosResult {
   int reestablished = 0;
   int answers_from_a1 = 0;  // OK fetch-adds B got since the counter last read 0
   int atomics_failed = 0;
+  size_t b_pending = 0;
+  std::string pds_counters;
 };
 
 // B posts to A every 1 ms and A to B; A is killed at ~3 s and a new A comes
@@ -343,11 +349,26 @@ ChaosResult RunChaos(const Scenario& sc, uint64_t seed, Duration gap, int backlo
   const TimePoint up = kill + gap;
   const TimePoint stop = up + seconds(4);
   bool killed = false, restarted = false;
+  std::map<AtNode*, TimePoint> stalled_until;
   for (TimePoint t = net.now; t < stop; t = t + microseconds(500)) {
     net.RunTo(t);
+    if (sc.stalls) {
+      for (AtNode* n : std::vector<AtNode*>(net.nodes)) {
+        auto it = stalled_until.find(n);
+        if (it != stalled_until.end()) {
+          if (t < it->second) continue;
+          stalled_until.erase(it);
+          n->Resume(net.now);
+        } else if (!n->stopped && sched.Uniform(400) == 0) {
+          n->stopped = true;
+          stalled_until[n] = t + microseconds(1000 + sched.Uniform(199000));
+        }
+      }
+    }
     if (!killed && t >= kill - seconds(1)) net.link_loss[a_addr] = 0.04;
     if (!killed && t >= kill) {
       killed = true;
+      stalled_until.erase(a.get());
       std::erase(net.nodes, a.get());
       at.reset();
       a.reset();
@@ -375,16 +396,20 @@ ChaosResult RunChaos(const Scenario& sc, uint64_t seed, Duration gap, int backlo
       net.impair[b.address()] = Net::Impair{0.0027, 0.0026, 0.0045};
       net.reorder_us = 300;
     }
-    b.now = net.now;
-    if (!sc.fresh_pdc || t >= kill - microseconds(200 + 97 * (seed % 200)))
-      bt.Post(Peer{a_addr, PidOnFep(7), ResourceIndex(3)});
-    KeepReceives(b, rbufs, b_reaped, rctx);
-    if (a) {
+    if (!b.stopped) {
+      b.now = net.now;
+      if (!sc.fresh_pdc || t >= kill - microseconds(200 + 97 * (seed % 200))) {
+        bt.Post(Peer{a_addr, PidOnFep(7), ResourceIndex(3)});
+      }
+      KeepReceives(b, rbufs, b_reaped, rctx);
+    }
+    if (a && !a->stopped) {
       a->now = net.now;
       at->Post(b.peer());
       KeepReceives(*a, rbufs, a_reaped, rctx);
     }
   }
+  for (auto& [n, until] : stalled_until) n->Resume(net.now);  // SIGCONT at the end
   net.RunTo(stop + seconds(20));
   bt.Reap();
   ChaosResult r;
@@ -395,6 +420,14 @@ ChaosResult RunChaos(const Scenario& sc, uint64_t seed, Duration gap, int backlo
   r.reestablished = static_cast<int>(b.ep().pds().counters().pdcs_reestablished);
   r.answers_from_a1 = bt.since_reset;
   r.atomics_failed = bt.atomics_failed;
+  r.b_pending = b.ep().pending_ops();
+  for (AtNode* n : {&b, a.get()}) {
+    if (n == nullptr) continue;
+    r.pds_counters += n == &b ? "\nB:" : "\nA.1:";
+    n->ep().pds().counters().ForEach([&](std::string_view k, uint64_t v) {
+      if (v) r.pds_counters += " " + std::string(k) + "=" + std::to_string(v);
+    });
+  }
   return r;
 }
 
@@ -421,7 +454,7 @@ void CheckScenario(const Scenario& sc) {
     ASSERT_GT(r.answers_from_a1, 0) << "B never saw A's counter start again";
     EXPECT_EQ(r.a1_counter, static_cast<uint64_t>(r.answers_from_a1))
         << "A.1 applied " << r.a1_counter << " fetch-adds, B took " << r.answers_from_a1
-        << " answers";
+        << " answers; B pending " << r.b_pending << r.pds_counters;
   }
 }
 
@@ -436,6 +469,10 @@ TEST(RestartAtomicChaos, PdcOpenedJustBeforeTheKill) {
 }
 
 TEST(RestartAtomicChaos, OneEntropyValue) { CheckScenario(Scenario{.evs = 1}); }
+
+TEST(RestartAtomicChaos, ProcessesDescheduledUnderLoad) {
+  CheckScenario(Scenario{.stalls = true});
+}
 
 }  // namespace
 }  // namespace uet::ses::restart_atomic
