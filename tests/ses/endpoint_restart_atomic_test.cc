@@ -233,21 +233,29 @@ class Traffic {
       --outstanding_[k];
       if (c.status != CompletionStatus::kOk) {
         ++failed;
-        if (k == 3) ++atomics_failed;
+        if (k == 3) {
+          ++atomics_failed;
+          ++failed_since_restart;
+          resync_ = true;  // it may have been applied (the soak's rule)
+        }
       } else if (k == 3) {
         uint64_t v = 0;
         std::memcpy(&v, bufs_[c.context].data(), 8);
         ++atomics_ok;
-        ++since_reset;
-        if (v == 0) since_reset = 1;  // the counter (re)started
+        if (awaiting_zero_ && v == 0) {
+          awaiting_zero_ = false;  // the new incarnation's first answer
+          from_restarted = 0;
+        }
+        if (!awaiting_zero_) ++from_restarted;
         if (v == 0 && have_last_) {
           ++resets;
-        } else if (have_last_ && v != last_ + 1) {
+        } else if (have_last_ && v != last_ + 1 && !resync_) {
           anomalies.push_back("atomic returned " + std::to_string(v) + ", expected " +
                               std::to_string(last_ + 1));
         }
         last_ = v;
         have_last_ = true;
+        resync_ = false;
       }
       kind_.erase(it);
       bufs_.erase(c.context);
@@ -258,7 +266,15 @@ class Traffic {
   int atomics_ok = 0;
   int atomics_failed = 0;
   int resets = 0;
-  int since_reset = 0;  // OK answers since the last 0
+  // The target restarted: from now on count its answers (from its first 0)
+  // and the fetch-adds that failed (each may have been applied, or not).
+  void MarkRestart() {
+    awaiting_zero_ = true;
+    from_restarted = 0;
+    failed_since_restart = 0;
+  }
+  int from_restarted = 0;
+  int failed_since_restart = 0;
 
  private:
   AtNode& self_;
@@ -270,6 +286,8 @@ class Traffic {
   std::map<uint64_t, Bytes> bufs_;
   uint64_t last_ = 0;
   bool have_last_ = false;
+  bool resync_ = false;
+  bool awaiting_zero_ = false;
 };
 
 // Keeps `n` receives posted at `node` (tag 500).
@@ -309,8 +327,9 @@ struct ChaosResult {
   int atomics_ok = 0;
   uint64_t a1_counter = 0;
   int reestablished = 0;
-  int answers_from_a1 = 0;  // OK fetch-adds B got since the counter last read 0
+  int answers_from_a1 = 0;  // OK fetch-adds B got from A.1 (from its first 0)
   int atomics_failed = 0;
+  int failed_since_restart = 0;
   size_t b_pending = 0;
   std::string pds_counters;
 };
@@ -376,6 +395,8 @@ ChaosResult RunChaos(const Scenario& sc, uint64_t seed, Duration gap, int backlo
     }
     if (killed && !restarted && t >= up) {
       restarted = true;
+      bt.Reap();
+      bt.MarkRestart();
       a = std::make_unique<AtNode>(net, a_addr, seed * 7 + 6, sc.evs);
       net.nodes.push_back(a.get());
       a->stopped = true;  // bound, not polling yet
@@ -418,7 +439,8 @@ ChaosResult RunChaos(const Scenario& sc, uint64_t seed, Duration gap, int backlo
   r.atomics_ok = bt.atomics_ok;
   r.a1_counter = a ? a->Counter() : 0;
   r.reestablished = static_cast<int>(b.ep().pds().counters().pdcs_reestablished);
-  r.answers_from_a1 = bt.since_reset;
+  r.answers_from_a1 = bt.from_restarted;
+  r.failed_since_restart = bt.failed_since_restart;
   r.atomics_failed = bt.atomics_failed;
   r.b_pending = b.ep().pending_ops();
   for (AtNode* n : {&b, a.get()}) {
@@ -443,19 +465,31 @@ uint64_t Seeds() {
 // ahead: the soak's "returned 1, expected 844"). Each seed its own kill time,
 // restart gap (0.3 to 4.2 s) and socket backlog (0 to 600 ms).
 void CheckScenario(const Scenario& sc) {
-  for (uint64_t seed = 1; seed <= Seeds(); ++seed) {
+  const char* first = std::getenv("CHAOS_FIRST");
+  int reached = 0;  // seeds where B's fetch-adds reached A.1
+  for (uint64_t seed = first != nullptr ? std::strtoull(first, nullptr, 10) : 1; seed <= Seeds();
+       ++seed) {
     SCOPED_TRACE(seed);
     const Duration gap = milliseconds(300 + 97 * (seed % 40));
     const ChaosResult r = RunChaos(sc, seed, gap, static_cast<int>(seed % 5) * 150);
     EXPECT_TRUE(r.anomalies.empty()) << r.anomalies.front();
-    EXPECT_EQ(r.atomics_failed, 0);
-    EXPECT_GT(r.atomics_ok, 100);
+    // Only a fetch-add caught by the kill may fail (its target died with it).
+    EXPECT_LE(r.atomics_failed, 1);
+    if (r.atomics_failed == 0) {
+      EXPECT_GT(r.atomics_ok, 100);  // (a failed one held its window 8 s)
+    }
     EXPECT_GE(r.reestablished, sc.fresh_pdc ? 0 : 1);  // B's PDC to A.0 moved to A.1
-    ASSERT_GT(r.answers_from_a1, 0) << "B never saw A's counter start again";
-    EXPECT_EQ(r.a1_counter, static_cast<uint64_t>(r.answers_from_a1))
+    EXPECT_EQ(r.b_pending, 0u);
+    // A.1 applied each answer B took from it once; a fetch-add that failed
+    // after the restart may have been applied once more, or not.
+    EXPECT_GE(r.a1_counter, static_cast<uint64_t>(r.answers_from_a1));
+    EXPECT_LE(r.a1_counter, static_cast<uint64_t>(r.answers_from_a1 + r.failed_since_restart))
         << "A.1 applied " << r.a1_counter << " fetch-adds, B took " << r.answers_from_a1
-        << " answers; B pending " << r.b_pending << r.pds_counters;
+        << " answers (" << r.failed_since_restart << " failed since the restart); B pending "
+        << r.b_pending << r.pds_counters;
+    if (r.answers_from_a1 > 0) ++reached;
   }
+  EXPECT_GT(reached, 0);
 }
 
 TEST(RestartAtomicChaos, SoakImpairment) { CheckScenario(Scenario{}); }
