@@ -832,8 +832,8 @@ class Engine {
   // slots under pressure") ----
   // A full PDC or CCC table takes the oldest lingering target PDC's slot:
   // the PDC goes, a record of it (ClosedPdc) answers its late packets until
-  // its linger ends. False if none lingers, the records are full
-  // (max_pdcs), or an upcall is on the stack.
+  // its linger ends. False if none lingers, the records are full (4 x
+  // max_pdcs, at most the IDs live PDCs leave), or an upcall is on the stack.
   bool FoldOldestLingering();
   // A request for a PDC a record stands for: answered UET_CLOSING (payload
   // the CLOSE's PSN + 1, as the lingering PDC did) and true; false if no

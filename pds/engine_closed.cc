@@ -19,8 +19,12 @@
 //     and moves only the rest, so the outcome is the same;
 //   - control packets get what an unknown PDC gets (a resent CLOSE: INV_DPDCID,
 //     which a closing initiator counts as closed, as after the linger).
-// Records are bounded by max_pdcs (a full set folds nothing: the table
-// refuses as before), and a new PDC never takes a recorded ID.
+// Records are bounded by 4 x max_pdcs, and by the PDC IDs live PDCs leave
+// free (records and PDCs share the 16-bit ID space; a full set folds
+// nothing: the table refuses as before), and a new PDC never takes a
+// recorded ID.
+#include <algorithm>
+
 #include "pds/engine.h"
 #include "pds/pdc.h"
 
@@ -37,7 +41,11 @@ bool Engine::FoldOldestLingering() {
   // (EnterLinger fails its reverse requests up to SES).
   if (depth_ > 1 || lingering_.empty()) return false;
   ReapClosedRecords(now_);
-  if (closed_.size() >= kClosedRecordsPerPdc * size_t{config_.max_pdcs}) return false;
+  // Records and live PDCs share the 65535 PDC IDs: past max_pdcs >= 13107 a
+  // record more could leave no ID for the PDC the fold makes room for.
+  const size_t cap = std::min(kClosedRecordsPerPdc * size_t{config_.max_pdcs},
+                              size_t{65535} - std::min<size_t>(config_.max_pdcs, 65535));
+  if (closed_.size() >= cap) return false;
   const uint16_t id = lingering_.begin()->second;
   Pdc* pdc = FindPdcMutable(PdcId(id));
   if (pdc == nullptr || pdc->state != PdcState::kLingering || !pdc->close_psn) {

@@ -37,7 +37,8 @@ SpinThenBlock::Action AfterPass(Domain& d, std::span<Endpoint* const> eps, PassR
   }
   std::array<pollfd, kMaxFds> fds{};
   size_t n = 0;
-  int64_t until = now + int64_t{Params().block_us} * 1000;
+  const int64_t cap = now + int64_t{Params().block_us} * 1000;
+  int64_t until = cap;
   for (Endpoint* ep : eps) {
     if (!ep->progress) continue;
     if (ep->progress->HasDeviceWork()) return Action::kSpin;
@@ -54,7 +55,9 @@ SpinThenBlock::Action AfterPass(Domain& d, std::span<Endpoint* const> eps, PassR
   lock.unlock();
   const int ready = ppoll(fds.data(), n, &timeout, nullptr);
   lock.lock();
-  if (found_nothing != nullptr) *found_nothing = ready == 0;
+  // Only a block that ran to FI_UET_BLOCK_US found nothing to do: one that a
+  // timer's deadline ended runs its pass (the timer is due).
+  if (found_nothing != nullptr) *found_nothing = ready == 0 && until == cap;
   d.spin.Blocked(MonotonicNs());
   return action;
 }

@@ -27,8 +27,8 @@ struct PassResult {
 // `lock` holds the domain mutex and holds it again on return. Tells the
 // policy what the pass found; when it found nothing, yields or blocks as the
 // policy says. Returns what it did: kYield, kBlock, or kSpin (nothing);
-// `found_nothing`, if given, says whether a block ran to its deadline with no
-// socket readable.
+// `found_nothing`, if given, says whether a block ran to FI_UET_BLOCK_US (no
+// timer ended it) with no socket readable.
 SpinThenBlock::Action AfterPass(Domain& d, std::span<Endpoint* const> eps, PassResult found,
                                 std::unique_lock<std::mutex>& lock,
                                 bool* found_nothing = nullptr);
@@ -36,9 +36,9 @@ SpinThenBlock::Action AfterPass(Domain& d, std::span<Endpoint* const> eps, PassR
 // A read: runs `pass` (a callable returning PassResult); after a yield or a
 // block, runs it once more for what woke it (so the datagram that ends a wait
 // is returned by the same call), which ends the wait if it found anything.
-// Not after a block that found no socket readable: that pass's receive calls
-// would find nothing (the timer that ended the block, if one did, runs in the
-// application's next read, or the standby thread's pass).
+// Not after a block that ran to FI_UET_BLOCK_US with no socket readable:
+// that pass's receive calls would find nothing and no timer is due (a block
+// a timer's deadline ended does run it).
 template <typename Pass>
 SpinThenBlock::Action ReadWaiting(Domain& d, std::span<Endpoint* const> eps,
                                   std::unique_lock<std::mutex>& lock, Pass&& pass) {

@@ -11,28 +11,35 @@
 // [n-64, n-32), so the second entry's sequence number can land before the
 // entry's first half.
 //
-// How: blocks of 16 bytes, then the tail a byte at a time, each followed by a
-// release fence: the compiler may not move a later block's stores before an
-// earlier one's, and a weakly ordered CPU may not make them visible first. On
-// x86-64 (TSO: stores become visible in program order) the fence is no
-// instruction; the copy runs at one 16-byte store per block.
+// How: single bytes up to the destination's first 8-byte boundary, then
+// aligned 8-byte stores, then the tail a byte at a time, each followed by a
+// release fence: the compiler may not move a later store before an earlier
+// one, and a weakly ordered CPU may not make it visible first. An aligned
+// 8-byte store is single-copy atomic on x86-64 and ARM64 (an unaligned or
+// 16-byte one is not: its halves, or the two cache lines it spans, may land
+// in either order). On x86-64 (TSO) the fence is no instruction.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 
 namespace uet {
 
-inline constexpr size_t kAscendingBlock = 16;
+inline constexpr size_t kAscendingBlock = 8;
 
-// `after(offset, length)` runs after each block is stored (the test hook: it
-// sees the order; CopyAscending passes the fence).
+// `after(offset, length)` runs after each store (the test hook: it sees the
+// order; CopyAscending passes the fence).
 template <typename After>
 void CopyAscendingWith(std::byte* dst, const std::byte* src, size_t n, After&& after) {
   size_t i = 0;
+  for (; i < n && reinterpret_cast<uintptr_t>(dst + i) % kAscendingBlock != 0; ++i) {
+    dst[i] = src[i];
+    after(i, size_t{1});
+  }
   for (; i + kAscendingBlock <= n; i += kAscendingBlock) {
-    std::memcpy(dst + i, src + i, kAscendingBlock);
+    std::memcpy(dst + i, src + i, kAscendingBlock);  // one aligned 8-byte store
     after(i, kAscendingBlock);
   }
   for (; i < n; ++i) {

@@ -27,21 +27,29 @@ TEST(CopyAscending, EveryLengthCopiesExactlyInAscendingBlocks) {
   for (size_t n : {size_t{0}, size_t{1}, size_t{15}, size_t{16}, size_t{17}, size_t{64},
                    size_t{65}, size_t{127}, size_t{128}, size_t{1324}, size_t{8192}}) {
     const std::vector<std::byte> src = Pattern(n, 3);
-    std::vector<std::byte> dst(n + 32, std::byte{0xee});
+    // Odd start (base + 16 + 3): head bytes, aligned words, tail bytes.
+    std::vector<std::byte> dst(n + 35, std::byte{0xee});
     std::vector<std::pair<size_t, size_t>> order;
-    CopyAscendingWith(dst.data() + 16, src.data(), n,
+    CopyAscendingWith(dst.data() + 19, src.data(), n,
                       [&](size_t off, size_t len) { order.emplace_back(off, len); });
     size_t next = 0;
     for (const auto& [off, len] : order) {
-      ASSERT_EQ(off, next) << "n=" << n << ": a block out of order";
-      ASSERT_TRUE(len == kAscendingBlock || (len == 1 && n - off < kAscendingBlock)) << n;
+      ASSERT_EQ(off, next) << "n=" << n << ": a store out of order";
+      const bool aligned = reinterpret_cast<uintptr_t>(dst.data() + 19 + off) % kAscendingBlock == 0;
+      if (len == kAscendingBlock) {
+        ASSERT_TRUE(aligned) << "n=" << n << ": an unaligned 8-byte store at " << off;
+      } else {
+        // Single bytes: before the first boundary, or fewer than 8 left.
+        ASSERT_EQ(len, 1u);
+        ASSERT_TRUE(!aligned || n - off < kAscendingBlock) << "n=" << n << " off=" << off;
+      }
       next = off + len;
     }
     EXPECT_EQ(next, n);
-    for (size_t i = 0; i < n; ++i) ASSERT_EQ(dst[16 + i], src[i]) << "n=" << n << " byte " << i;
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(dst[19 + i], src[i]) << "n=" << n << " byte " << i;
     for (size_t i = 0; i < 16; ++i) {
-      ASSERT_EQ(dst[i], std::byte{0xee}) << "before the range";
-      ASSERT_EQ(dst[16 + n + i], std::byte{0xee}) << "past the range";
+      ASSERT_EQ(dst[i + 3], std::byte{0xee}) << "before the range";
+      ASSERT_EQ(dst[19 + n + i], std::byte{0xee}) << "past the range";
     }
   }
   // The real one too (with the fence).
