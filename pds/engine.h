@@ -841,6 +841,8 @@ class Engine {
   bool AnswerFromClosedRecord(const FabricAddress& from, const RudRodRequest& req, Psn start);
   // Forgets records whose linger ended (oldest first).
   void ReapClosedRecords(TimePoint now);
+  // The record under our ID `id`, from all three indexes.
+  void EraseClosedRecord(uint16_t id);
   // Closes, expires or removes the PDC when its time has come; false if removed.
   bool PdcTimers(TimePoint now, Pdc& pdc);
   // Target: a CLOSE_REQ went out and nothing was heard from the initiator since.

@@ -60,12 +60,9 @@ bool Engine::FoldOldestLingering() {
   // A record of an older incarnation under the same key is superseded (its
   // initiator reused the SPDCID: that PDC is closed on both sides).
   if (auto old = closed_by_peer_.find(key); old != closed_by_peer_.end()) {
-    auto c = closed_.find(old->second);
-    if (c != closed_.end()) {
-      closed_by_end_.erase({c->second.until, c->first});
-      closed_.erase(c);
-    }
+    const uint16_t superseded = old->second;
     closed_by_peer_.erase(old);
+    EraseClosedRecord(superseded);
   }
   closed_by_end_.emplace(record.until, id);
   closed_by_peer_.emplace(key, id);
@@ -77,12 +74,17 @@ void Engine::ReapClosedRecords(TimePoint now) {
   while (!closed_by_end_.empty() && closed_by_end_.begin()->first <= now) {
     const uint16_t id = closed_by_end_.begin()->second;
     closed_by_end_.erase(closed_by_end_.begin());
-    auto c = closed_.find(id);
-    if (c == closed_.end()) continue;
-    auto k = closed_by_peer_.find(TargetKey{c->second.peer, c->second.remote.value()});
-    if (k != closed_by_peer_.end() && k->second == id) closed_by_peer_.erase(k);
-    closed_.erase(c);
+    EraseClosedRecord(id);
   }
+}
+
+void Engine::EraseClosedRecord(uint16_t id) {
+  auto c = closed_.find(id);
+  if (c == closed_.end()) return;
+  closed_by_end_.erase({c->second.until, id});
+  auto k = closed_by_peer_.find(TargetKey{c->second.peer, c->second.remote.value()});
+  if (k != closed_by_peer_.end() && k->second == id) closed_by_peer_.erase(k);
+  closed_.erase(c);
 }
 
 bool Engine::AnswerFromClosedRecord(const FabricAddress& from, const RudRodRequest& req,
@@ -99,9 +101,7 @@ bool Engine::AnswerFromClosedRecord(const FabricAddress& from, const RudRodReque
     if (c->second.start_psn != start) {
       // A new incarnation under the same SPDCID (as for a lingering PDC):
       // the record goes, the SYN opens its PDC.
-      closed_by_end_.erase({c->second.until, c->first});
-      closed_.erase(c);
-      closed_by_peer_.erase(k);
+      EraseClosedRecord(c->first);
       return false;
     }
     record = &c->second;

@@ -527,6 +527,9 @@ class Endpoint final : private pds::Delivery {
   // Runs when a message has all its own packets, or a receive matched it late.
   void Advance(RxMessage& m);
   void CompleteReceive(RxMessage& m, CompletionStatus status, ReturnCode rc);
+  // Every byte of `m` is in: kOk, or kTruncated where the buffer (or what
+  // the receive keeps) is shorter than the message.
+  void CompleteWhole(RxMessage& m);
   // A stored message leaves the store for `placement` (a receive matched it,
   // or it is discarded: empty buffer) and goes on as a matched message.
   void PlaceStored(RxMessage& m, const Placement& placement);

@@ -180,9 +180,7 @@ pds::SesResponse Endpoint::HandleSend(const pds::RxRequest& rx, const RequestVie
       m.placement = *p;
       m.last_activity = st.now;
       PlaceBytes(m, 0, v.payload);
-      const uint64_t cap = std::min<uint64_t>(m.placement.buffer.size(), m.valid_bytes);
-      CompleteReceive(m, m.length > cap ? CompletionStatus::kTruncated : CompletionStatus::kOk,
-                      ReturnCode::kOk);
+      CompleteWhole(m);
       ++counters_.messages_direct;
       return {};
     }
@@ -517,10 +515,14 @@ void Endpoint::Advance(RxMessage& m) {
     }
     return;
   }
+  CompleteWhole(m);
+  RemoveMessage(m.id);
+}
+
+void Endpoint::CompleteWhole(RxMessage& m) {
   const uint64_t cap = std::min<uint64_t>(m.placement.buffer.size(), m.valid_bytes);
   CompleteReceive(m, m.length > cap ? CompletionStatus::kTruncated : CompletionStatus::kOk,
                   ReturnCode::kOk);
-  RemoveMessage(m.id);
 }
 
 void Endpoint::CompleteReceive(RxMessage& m, CompletionStatus status, ReturnCode rc) {

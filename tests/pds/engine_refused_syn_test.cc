@@ -22,6 +22,23 @@ Nack RefusalOf(const Sent& syn, NackCode code = NackCode::kNoPdcAvail) {
 
 class RefusedSynTest : public EngineTest {
  protected:
+  // Refuses A's first SYN, then each retry, expecting the i-th retry
+  // steps[i] after its refusal; returns the last retry's packets (empty if
+  // one round did not resend both).
+  std::vector<Sent> RefuseEachRetry(std::vector<Sent> syns, const std::vector<Duration>& steps) {
+    for (size_t round = 0; round < steps.size(); ++round) {
+      Inject(A(), kB, RefusalOf(syns[0]));
+      const TimePoint retry_at = A().NextDeadline();
+      EXPECT_EQ(retry_at, now_ + steps[round]) << "round " << round;
+      RunTimersAt(retry_at);
+      syns = TakeA();
+      if (syns.size() != 2u) {
+        ADD_FAILURE() << "round " << round << ": " << syns.size() << " packets resent";
+        return {};
+      }
+    }
+    return syns;
+  }
   // A sends two requests to B (two SYN packets); both are returned.
   std::vector<Sent> TwoSyns() {
     SubmitOk(A(), Req(1));
@@ -106,14 +123,8 @@ TEST_F(RefusedSynTest, BackOffStopsDoublingAtTheCap) {
   std::vector<Sent> syns = TwoSyns();
   const std::vector<Duration> expected = {microseconds(200), microseconds(400), microseconds(800),
                                           microseconds(800), microseconds(800)};
-  for (size_t round = 0; round < expected.size(); ++round) {
-    Inject(A(), kB, RefusalOf(syns[0]));
-    const TimePoint retry_at = A().NextDeadline();
-    EXPECT_EQ(retry_at, now_ + expected[round]) << "round " << round;
-    RunTimersAt(retry_at);
-    syns = TakeA();
-    ASSERT_EQ(syns.size(), 2u);
-  }
+  syns = RefuseEachRetry(syns, expected);
+  ASSERT_EQ(syns.size(), 2u);
   EXPECT_TRUE(del_a_.failed.empty());
   // The default cap: 8 x the default RTO floor, and 1,024 refusals in a row.
   EXPECT_EQ(EngineConfig{}.refused_backoff_max, 8 * RtoConfig::kDefaultMinRto);
@@ -135,14 +146,8 @@ TEST_F(RefusedSynTest, PastTheLimitTheBackOffGrowsToMaxRtoAndNothingFailsBeforeT
   const std::vector<Duration> expected = {microseconds(200), microseconds(400),  // the limit
                                           microseconds(800), microseconds(1600),
                                           milliseconds(2),   milliseconds(2)};
-  for (size_t round = 0; round < expected.size(); ++round) {
-    Inject(A(), kB, RefusalOf(syns[0]));
-    const TimePoint retry_at = A().NextDeadline();
-    EXPECT_EQ(retry_at, now_ + expected[round]) << "round " << round;
-    RunTimersAt(retry_at);
-    syns = TakeA();
-    ASSERT_EQ(syns.size(), 2u);
-  }
+  syns = RefuseEachRetry(syns, expected);
+  ASSERT_EQ(syns.size(), 2u);
   EXPECT_TRUE(del_a_.failed.empty()) << "failed by a count while the target answers";
   EXPECT_EQ(A().counters().refused_gave_up, 0u);
   // The target makes room: the next retry opens the PDC and both arrive.
